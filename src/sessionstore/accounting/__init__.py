@@ -1,0 +1,1 @@
+"""Accounting: token estimates, the measured prefix, thresholds, settings. Imports plumbing only."""

@@ -1,0 +1,1 @@
+"""Compaction tiers: micro (view only), full (summary + tail, persisted), ultimate (guaranteed fit)."""

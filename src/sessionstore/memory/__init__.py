@@ -1,0 +1,1 @@
+"""Team-shared MEMORY.md: append on exit, compress past the caps, redact secrets, the squash hook."""

@@ -1,0 +1,1 @@
+"""Porcelain: sessions in lockstep, revisions, maintenance, import/export, pydantic-ai integration."""
