@@ -111,6 +111,8 @@ def _json_default(value: Any) -> Any:
         return f"<{len(value)} bytes>"  # raw media is costed by MEDIA_TOKENS, not by its base64 text
     if isinstance(value, set | frozenset | tuple):
         return list(value)
+    if hasattr(value, "__dict__"):
+        return vars(value)  # a non-dataclass object: its fields are what would be sent
     return repr(value)
 
 
