@@ -83,32 +83,48 @@ def test_fallback_when_encoding_missing(monkeypatch: pytest.MonkeyPatch) -> None
         assert count_text("abcd") == 1
 
 
-# One row per part kind: a part carrying LONG in the field that kind sends. If the estimator forgot
-# the field, the part would cost ~PART_OVERHEAD and the row fails.
-SENT_PARTS = {
-    "system-prompt": SystemPromptPart(LONG),
-    "user-prompt text": UserPromptPart(LONG),
-    "user-prompt list": UserPromptPart([LONG, CachePoint()]),
-    "text": TextPart(LONG),
-    "thinking": ThinkingPart(LONG),
-    "tool-call dict args": ToolCallPart("search", {"query": LONG}),
-    "tool-call str args": ToolCallPart("search", '{"query": "' + LONG + '"}'),
-    "builtin-tool-call": NativeToolCallPart("web_search", {"query": LONG}),
-    "tool-return str": ToolReturnPart("search", LONG),
-    "tool-return json": ToolReturnPart("search", {"hits": [LONG]}),
-    "builtin-tool-return": NativeToolReturnPart("web_search", LONG),
-    "tool-return retried": ToolReturnPart("search", LONG, outcome="retried"),
-    "retry-feedback": RetryFeedbackPart(content=LONG, retry=RetryInfo(cause="model_retry")),
-    "compaction": CompactionPart(content=LONG),
-    "instruction-delta": InstructionDeltaPart(id="agent", content=LONG),
+# One row per part kind: (part, the tokens its sent text must cost). Equality pins the dispatch: a
+# forgotten kind would fall through to the JSON-of-everything fallback (or to zero) and cost differently.
+_RETRIED = ToolReturnPart("search", LONG, outcome="retried")
+_FEEDBACK = RetryFeedbackPart(content=LONG, retry=RetryInfo(cause="model_retry"))
+_JSON_ARGS = '{"query":"' + LONG + '"}'
+SENT_PARTS: dict[str, tuple[object, int]] = {
+    "system-prompt": (SystemPromptPart(LONG), LONG_TOKENS),
+    "user-prompt text": (UserPromptPart(LONG), LONG_TOKENS),
+    "user-prompt list": (UserPromptPart([LONG, CachePoint()]), LONG_TOKENS),
+    "text": (TextPart(LONG), LONG_TOKENS),
+    "thinking": (ThinkingPart(LONG), LONG_TOKENS),
+    "tool-call dict args": (
+        ToolCallPart("search", {"query": LONG}),
+        count_text("search") + count_text(_JSON_ARGS),
+    ),
+    "tool-call str args": (ToolCallPart("search", _JSON_ARGS), count_text("search") + count_text(_JSON_ARGS)),
+    "builtin-tool-call": (
+        NativeToolCallPart("search", {"query": LONG}),
+        count_text("search") + count_text(_JSON_ARGS),
+    ),
+    "tool-return str": (ToolReturnPart("search", LONG), count_text("search") + LONG_TOKENS),
+    "tool-return json": (
+        ToolReturnPart("search", {"hits": [LONG]}),
+        count_text("search") + count_text('{"hits":["' + LONG + '"]}'),
+    ),
+    "builtin-tool-return": (NativeToolReturnPart("search", LONG), count_text("search") + LONG_TOKENS),
+    "tool-return retried": (_RETRIED, count_text("search") + count_text(_RETRIED.model_response_str())),
+    "retry-feedback": (_FEEDBACK, count_text(_FEEDBACK.model_response())),
+    "compaction": (CompactionPart(content=LONG), LONG_TOKENS),
+    "instruction-delta": (InstructionDeltaPart(id="agent", content=LONG), count_text("agent") + LONG_TOKENS),
 }
 
 
 @pytest.mark.parametrize("name", list(SENT_PARTS))
 def test_each_sent_part_kind_counts_its_content(name: str) -> None:
-    cost = estimate_part(SENT_PARTS[name])
-    assert cost >= LONG_TOKENS + PART_OVERHEAD, (name, cost)
-    assert cost < LONG_TOKENS * 1.5, (name, cost)  # counted once, not doubled
+    part, expected = SENT_PARTS[name]
+    assert expected >= LONG_TOKENS
+    assert estimate_part(part) == expected + PART_OVERHEAD
+
+
+def test_retried_return_includes_the_feedback() -> None:
+    assert LONG in _RETRIED.model_response_str()  # the error wrapper still carries the text
 
 
 def test_tool_call_counts_name_too() -> None:
