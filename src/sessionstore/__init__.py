@@ -1,0 +1,66 @@
+"""sessionstore: git-style, file-backed memory for pydantic-ai agents.
+
+    from sessionstore import SessionStore
+    store = SessionStore.open()              # .sessions/ at the git top level
+    s = store.session("fix-auth")
+    result = agent.run_sync("...", message_history=s.view())
+    s.append(result.new_messages(), usage=result.usage)
+
+Names are exported lazily so that `import sessionstore` (and the `session` CLI's read-only commands)
+never import pydantic-ai.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from .errors import (
+    CompactionError,
+    CorruptLogError,
+    CorruptObjectError,
+    ImmutableRefError,
+    InvalidSessionName,
+    LockTimeout,
+    SessionStoreError,
+    StaleSessionError,
+    UnknownRevision,
+)
+
+if TYPE_CHECKING:
+    from .accounting.settings import Settings
+    from .plumbing.logs import Commit
+    from .porcelain.session import Session
+    from .porcelain.store import SessionStore
+
+_LAZY = {
+    "SessionStore": "sessionstore.porcelain.store",
+    "Session": "sessionstore.porcelain.session",
+    "Commit": "sessionstore.plumbing.logs",
+    "Settings": "sessionstore.accounting.settings",
+}
+
+__all__ = [
+    "Commit",
+    "CompactionError",
+    "CorruptLogError",
+    "CorruptObjectError",
+    "ImmutableRefError",
+    "InvalidSessionName",
+    "LockTimeout",
+    "Session",
+    "SessionStore",
+    "SessionStoreError",
+    "Settings",
+    "StaleSessionError",
+    "UnknownRevision",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sessionstore' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,51 @@
+"""Blob encoding: JSONL, one pydantic-ai `ModelMessage` per line, as `ModelMessagesTypeAdapter` dumps it.
+
+Encoding goes through the adapter once per batch; decoding joins any number of blobs into one JSON
+array and validates it in a single call, which is what keeps loading within a few percent of a bare
+`ModelMessagesTypeAdapter.validate_json`. pydantic-ai is imported on first use only, so the CLI's
+read-only commands never pay for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+    from pydantic_ai.messages import ModelMessage
+
+
+@cache
+def adapter() -> TypeAdapter[list[ModelMessage]]:
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+    return ModelMessagesTypeAdapter
+
+
+def to_jsonable(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]:
+    return adapter().dump_python(list(messages), mode="json")
+
+
+def encode(messages: Sequence[ModelMessage]) -> bytes:
+    """The blob bytes for `messages`: one compact JSON object per line, newline-terminated."""
+    return b"".join(orjson.dumps(obj) + b"\n" for obj in to_jsonable(messages))
+
+
+def line_count(blob: bytes) -> int:
+    return blob.count(b"\n")
+
+
+def decode(blobs: Iterable[bytes]) -> list[ModelMessage]:
+    """Messages of the concatenated blobs, validated in one pass.
+
+    JSON never contains a raw newline inside a value, so the blob's newlines are exactly its message
+    separators and turning them into commas yields a JSON array.
+    """
+    body = b"".join(blobs).rstrip(b"\n")
+    if not body:
+        return []
+    return adapter().validate_json(b"[" + body.replace(b"\n", b",") + b"]")

@@ -1,0 +1,55 @@
+"""Per-session and store-wide locks (`filelock`), never followed through symlinks.
+
+Writers of one session serialize on `locks/<session>.lock`; gc holds `locks/store.lock` while it
+deletes. Each acquisition opens its own lock file descriptor, so two threads of one process exclude
+each other exactly as two processes do. Readers take no lock.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from ..errors import LockTimeout, SessionStoreError
+from .names import check_name
+
+STORE_LOCK = "store"
+
+
+def _refuse_symlink(path: Path) -> None:
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
+        raise SessionStoreError(
+            f"lock file {path} is a symlink or not a regular file: remove it (locks are never followed)"
+        )
+
+
+@contextmanager
+def locked(locks_dir: Path, name: str, timeout: float, *, what: str | None = None) -> Iterator[None]:
+    """Hold the lock `locks_dir/<name>.lock` for the block; `LockTimeout` names what was locked."""
+    if name != STORE_LOCK:
+        check_name(name)
+    path = locks_dir / f"{name}.lock"
+    _refuse_symlink(path)
+    lock = FileLock(path, timeout=timeout, is_singleton=False, thread_local=False)
+    try:
+        lock.acquire()
+    except Timeout:
+        label = what or f"session {name!r}"
+        raise LockTimeout(
+            f"{label} is locked by another writer (waited {timeout:g}s): retry when it finishes, or raise "
+            "lock_timeout_s"
+        ) from None
+    try:
+        _refuse_symlink(path)  # swapped for a link between the check and the open: give up
+        yield
+    finally:
+        lock.release()

@@ -1,0 +1,20 @@
+"""Session names: validated before any path is built from them (DESIGN §2)."""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import InvalidSessionName
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def check_name(name: object) -> str:
+    """Return `name` if it is a valid session name, else raise `InvalidSessionName`."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name) or ".." in name:
+        shown = name if isinstance(name, str) else type(name).__name__
+        raise InvalidSessionName(
+            f"invalid session name {shown!r}: use 1-128 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit, without '..'"
+        )
+    return name

@@ -1,0 +1,105 @@
+"""Immutable, content-addressed blobs: `objects/ab/cdef…` named by the sha256 of their bytes.
+
+Like git's loose objects (and dulwich's `DiskObjectStore`): a name is a promise about the bytes, so
+reads verify it, writes never replace an existing object, and a rewrite of the same content only
+touches the mtime so that `gc`'s grace period counts from the last time someone needed it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..errors import CorruptObjectError
+from .fsutil import fsync_dir, write_temp
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def hash_bytes(data: bytes) -> str:
+    """The object id of `data`: hex sha256 of exactly these bytes."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def is_object_id(text: str) -> bool:
+    """True for a full 64-hex-digit object id."""
+    return len(text) == 64 and set(text) <= _HEX
+
+
+class ObjectStore:
+    """Blobs under `root/objects`, two-hex-digit fan-out like git."""
+
+    def __init__(self, root: Path) -> None:
+        self.dir = root / "objects"
+
+    def path(self, oid: str) -> Path:
+        """Where object `oid` lives (whether or not it exists)."""
+        if not is_object_id(oid):
+            raise CorruptObjectError(f"malformed object id {oid!r}: expected 64 hex digits")
+        return self.dir / oid[:2] / oid[2:]
+
+    def exists(self, oid: str) -> bool:
+        return self.path(oid).is_file()
+
+    def write(self, data: bytes) -> str:
+        """Store `data` durably and return its id; an existing object is kept and its mtime touched."""
+        oid = hash_bytes(data)
+        final = self.path(oid)
+        if final.exists():
+            os.utime(final)
+            return oid
+        fan = final.parent
+        if not fan.is_dir():
+            fan.mkdir(parents=True, exist_ok=True)
+            fsync_dir(self.dir)
+        tmp = write_temp(fan, data)
+        try:
+            os.link(tmp, final)  # never overwrites: an equal object written meanwhile wins harmlessly
+        except FileExistsError:
+            os.utime(final)
+        finally:
+            tmp.unlink()
+        fsync_dir(fan)
+        return oid
+
+    def read(self, oid: str) -> bytes:
+        """The bytes of `oid`, verified against the name; `CorruptObjectError` names a bad object."""
+        try:
+            data = self.path(oid).read_bytes()
+        except FileNotFoundError:
+            raise CorruptObjectError(
+                f"object {oid[:12]} is missing from {self.dir}: restore it (e.g. from git) or run "
+                "`session fsck`"
+            ) from None
+        if hash_bytes(data) != oid:
+            raise CorruptObjectError(
+                f"object {oid[:12]} is corrupt (its bytes no longer hash to its name): restore "
+                f"{self.path(oid)} from a backup or git"
+            )
+        return data
+
+    def __iter__(self) -> Iterator[str]:
+        """Every object id present (temp files and stray names skipped)."""
+        if not self.dir.is_dir():
+            return
+        for fan in sorted(self.dir.iterdir()):
+            if len(fan.name) != 2 or not fan.is_dir():
+                continue
+            for entry in fan.iterdir():
+                oid = fan.name + entry.name
+                if is_object_id(oid):
+                    yield oid
+
+    def mtime(self, oid: str) -> float:
+        return self.path(oid).stat().st_mtime
+
+    def delete(self, oid: str) -> None:
+        """Remove one object (gc only, under the store lock)."""
+        self.path(oid).unlink(missing_ok=True)
+
+    def stray_temps(self) -> Iterator[Path]:
+        """Temp files left by a crash mid-write (gc removes old ones)."""
+        if self.dir.is_dir():
+            yield from self.dir.glob("*/.tmp-*")

@@ -1,0 +1,205 @@
+"""`Session`: one conversation whose log, in-memory history and persisted count move in lockstep.
+
+Every write takes the session lock, checks the on-disk head is the one this object loaded, writes the
+blob, appends and syncs the commit line (the acknowledgement), creates a checkpoint ref when it is one,
+and only then updates `history`, `sizes` and `persisted_count`. An exception at any step leaves all
+three at the last acknowledged state; a crash leaves at most an orphan blob (gc) or a torn line
+(repaired by the next writer).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..accounting.tokens import estimate_messages
+from ..errors import CorruptLogError, SessionStoreError, UnknownRevision
+from ..plumbing import codec
+from ..plumbing.logs import Commit, make_line
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
+
+    from .store import SessionStore
+
+
+def usage_dict(usage: Any) -> dict[str, Any] | None:
+    """Provider usage as stored in a commit: the non-zero fields of a pydantic-ai usage object."""
+    if usage is None:
+        return None
+    if dataclasses.is_dataclass(usage) and not isinstance(usage, type):
+        usage = dataclasses.asdict(usage)
+    if not isinstance(usage, dict):
+        raise SessionStoreError(
+            f"usage must be a pydantic-ai RequestUsage/RunUsage or a dict, not {type(usage).__name__}"
+        )
+    return {k: v for k, v in usage.items() if v} or None
+
+
+class Session:
+    """A named session of a `SessionStore` (see DESIGN §3 and §5)."""
+
+    def __init__(self, store: SessionStore, name: str) -> None:
+        self.store = store
+        self.name = name
+        self._log = store.log(name)
+        self._load()
+
+    # -- state --------------------------------------------------------------------------------------
+
+    def _load(self) -> None:
+        commits, _ = self._log.scan(since_reset=True)
+        self._head: Commit | None = commits[-1] if commits else None
+        blobs, sizes = _state(commits)
+        self._history: list[ModelMessage] = codec.decode(self.store.objects.read(b) for b in blobs)
+        self._sizes: list[int] = sizes
+        if self._head and not (len(self._history) == len(sizes) == self._head.count):
+            raise CorruptLogError(
+                f"session {self.name!r} replays to {len(self._history)} messages but its head says "
+                f"{self._head.count}: run `session fsck`"
+            )
+
+    def reload(self) -> None:
+        """Re-read the session from disk (after a `StaleSessionError`)."""
+        self._load()
+
+    @property
+    def history(self) -> list[ModelMessage]:
+        """The replayed history, exactly as stored (a copy: mutate it and nothing changes)."""
+        return list(self._history)
+
+    @property
+    def sizes(self) -> list[int]:
+        """Per-message local token estimates, parallel to `history` (persisted, never re-tokenized)."""
+        return list(self._sizes)
+
+    @property
+    def persisted_count(self) -> int:
+        return self._head.count if self._head else 0
+
+    @property
+    def tokens(self) -> int:
+        """Local estimate of the whole history."""
+        return self._head.tokens if self._head else 0
+
+    @property
+    def head(self) -> Commit | None:
+        return self._head
+
+    def log(self) -> list[Commit]:
+        """Every commit of this session, newest first."""
+        commits, _ = self._log.scan(since_reset=False)
+        return commits[::-1]
+
+    def __repr__(self) -> str:
+        head = self._head.id[:7] if self._head else None
+        return f"Session({self.name!r}, messages={self.persisted_count}, head={head})"
+
+    # -- writes -------------------------------------------------------------------------------------
+
+    def append(self, messages: Sequence[ModelMessage], *, usage: Any = None, compact: bool = True) -> Commit:
+        """Persist one turn's new messages (`result.new_messages()`, never `all_messages()`)."""
+        with self.store.lock(self.name):
+            commit = self._append_locked(messages, usage=usage, kind="turn")
+        return commit
+
+    def _append_locked(self, messages: Sequence[ModelMessage], *, usage: Any, kind: str) -> Commit:
+        new = _check_messages(messages)
+        sizes = estimate_messages(new)
+        oid = self.store.objects.write(codec.encode(new))
+        return self._commit(
+            kind, blob=oid, added=new, added_sizes=sizes, usage=usage_dict(usage), extra={"sizes": sizes}
+        )
+
+    def _commit(
+        self,
+        kind: str,
+        *,
+        blob: str | None,
+        added: list[ModelMessage],
+        added_sizes: list[int],
+        usage: dict[str, Any] | None = None,
+        extra: dict[str, Any],
+        reset: list[ModelMessage] | None = None,
+        time: str | None = None,
+    ) -> Commit:
+        """Append one commit line (lock held) and only then move the in-memory state."""
+        sizes = added_sizes if reset is not None else self._sizes + added_sizes
+        line, body = make_line(
+            parent=self._head, kind=kind, blob=blob, count=len(sizes), tokens=sum(sizes),
+            usage=usage, extra=extra, time=time,
+        )  # fmt: skip
+        commit = self._log.append(line, body, self._head)
+        if reset is not None:
+            self._history, self._sizes = list(reset), list(added_sizes)
+        else:
+            self._history.extend(added)
+            self._sizes.extend(added_sizes)
+        self._head = commit
+        return commit
+
+    def checkout(self, rev: str) -> Commit:
+        """Rewind (or move) the head to the state at `rev`; the log keeps everything after it."""
+        target = self.store.resolve(rev)
+        if target.session != self.name:
+            raise UnknownRevision(
+                f"{rev!r} is a commit of session {target.session!r}, not {self.name!r}: "
+                f"use `session fork {rev} NEW` to start a session from it"
+            )
+        with self.store.lock(self.name):
+            return self._reset_to(target, "checkout")
+
+    def _reset_to(self, target: Commit, kind: str) -> Commit:
+        blobs, sizes = state_at(self.store, target)
+        messages = codec.decode(self.store.objects.read(b) for b in blobs)
+        extra = {"blobs": blobs, "sizes": sizes, "target": target.id}
+        if kind == "fork":
+            extra["from"] = target.session
+        return self._commit(kind, blob=None, added=messages, added_sizes=sizes, extra=extra, reset=messages)
+
+    @classmethod
+    def fork_from(cls, store: SessionStore, target: Commit, new_name: str) -> Session:
+        with store.lock(new_name):
+            if store.exists(new_name):
+                raise SessionStoreError(
+                    f"session {new_name!r} already exists: choose another name for the fork"
+                )
+            session = cls(store, new_name)
+            session._reset_to(target, "fork")
+        return session
+
+
+def _check_messages(messages: Sequence[ModelMessage]) -> list[ModelMessage]:
+    from pydantic_ai.messages import ModelRequest, ModelResponse
+
+    new = list(messages)
+    if not new:
+        raise SessionStoreError("nothing to append: pass the run's new messages (result.new_messages())")
+    bad = [type(m).__name__ for m in new if not isinstance(m, ModelRequest | ModelResponse)]
+    if bad:
+        raise SessionStoreError(f"append takes pydantic-ai ModelRequest/ModelResponse messages, got {bad[0]}")
+    return new
+
+
+def _state(commits: Sequence[Commit]) -> tuple[list[str], list[int]]:
+    """Blobs and per-message sizes of the state after the last of `commits` (oldest first, reset-led)."""
+    blobs: list[str] = []
+    sizes: list[int] = []
+    for c in commits:
+        if c.is_reset:
+            blobs, sizes = c.blobs, c.sizes
+        elif c.blob is not None:
+            blobs.append(c.blob)
+            sizes.extend(c.sizes)
+    return blobs, sizes
+
+
+def state_at(store: SessionStore, target: Commit) -> tuple[list[str], list[int]]:
+    """Blobs and sizes of the state after `target`, reading its log back to its reset point only."""
+    commits, _ = store.log(target.session).scan(since_reset=True, end=target.end)
+    if not commits or commits[-1].id != target.id:
+        raise CorruptLogError(
+            f"commit {target.id[:12]} moved in the log of {target.session!r}: run `session fsck`"
+        )
+    return _state(commits)

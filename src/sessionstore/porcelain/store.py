@@ -1,0 +1,165 @@
+"""`SessionStore`: the on-disk layout of DESIGN §2 and the entry point of the public API."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..accounting.settings import Settings
+from ..errors import NotAStoreError, SessionStoreError, UnknownRevision
+from ..plumbing.fsutil import atomic_replace, fsync_dir
+from ..plumbing.locks import STORE_LOCK, locked
+from ..plumbing.logs import Commit, Log
+from ..plumbing.names import check_name
+from ..plumbing.objects import ObjectStore
+from ..plumbing.refs import RefStore
+
+if TYPE_CHECKING:
+    from .maintenance import FsckReport, GcReport
+    from .session import Session
+
+FORMAT_VERSION = "1"
+DEFAULT_DIRNAME = ".sessions"
+
+
+def default_root(cwd: Path | None = None) -> Path:
+    """`.sessions` at the git top level above `cwd`, else in `cwd` (no subprocess: start-up matters)."""
+    here = (cwd or Path.cwd()).resolve()
+    for directory in (here, *here.parents):
+        if (directory / ".git").exists():
+            return directory / DEFAULT_DIRNAME
+    return here / DEFAULT_DIRNAME
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """What `session list` shows, read from the head line and the refs only."""
+
+    name: str
+    head: Commit | None
+    checkpoints: int
+
+    @property
+    def count(self) -> int:
+        return self.head.count if self.head else 0
+
+    @property
+    def tokens(self) -> int:
+        return self.head.tokens if self.head else 0
+
+
+class SessionStore:
+    """A directory of sessions: blobs, logs, checkpoint refs and locks."""
+
+    def __init__(self, root: Path, settings: Settings) -> None:
+        self.root = root
+        self.settings = settings
+        self.objects = ObjectStore(root)
+        self.refs = RefStore(root)
+        self.logs_dir = root / "logs"
+        self.locks_dir = root / "locks"
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        create: bool = True,
+        settings: Settings | None = None,
+    ) -> SessionStore:
+        """Open the store at `path` (default: `default_root()`), creating it when `create`."""
+        root = Path(path) if path is not None else default_root()
+        version = root / "VERSION"
+        if not version.is_file():
+            if not create:
+                raise NotAStoreError(f"{root} is not a session store: run `session init` (or pass --store)")
+            cls._create(root)
+        elif (found := version.read_text("ascii", errors="replace").strip()) != FORMAT_VERSION:
+            raise NotAStoreError(
+                f"{root} has store format {found!r}, this sessionstore reads {FORMAT_VERSION!r}: upgrade it"
+            )
+        return cls(root, settings or Settings())
+
+    @staticmethod
+    def _create(root: Path) -> None:
+        if root.exists() and not root.is_dir():
+            raise NotAStoreError(f"{root} exists and is not a directory: choose another --store path")
+        for sub in ("objects", "logs", "refs/checkpoints", "locks"):
+            (root / sub).mkdir(parents=True, exist_ok=True)
+        atomic_replace(root / ".gitignore", b"locks/\n")
+        atomic_replace(root / "VERSION", f"{FORMAT_VERSION}\n".encode())  # last: marks the store complete
+        fsync_dir(root.parent)
+
+    # -- sessions -----------------------------------------------------------------------------------
+
+    def log(self, name: str) -> Log:
+        return Log(self.logs_dir, check_name(name))
+
+    def exists(self, name: str) -> bool:
+        return self.log(name).exists()
+
+    def session(self, name: str, *, create: bool = True) -> Session:
+        """Open session `name` (its replayed history), creating an empty one when `create`."""
+        from .session import Session
+
+        if not create and not self.exists(name):
+            raise self._unknown_session(name)
+        return Session(self, check_name(name))
+
+    def sessions(self) -> list[str]:
+        """Names of all sessions, sorted."""
+        if not self.logs_dir.is_dir():
+            return []
+        return sorted(p.name[:-6] for p in self.logs_dir.iterdir() if p.name.endswith(".jsonl"))
+
+    def info(self, name: str) -> SessionInfo:
+        """Head commit and checkpoint count of `name`, without loading any message."""
+        directory = self.refs.dir / check_name(name)
+        checkpoints = sum(1 for p in directory.iterdir() if p.name.isdigit()) if directory.is_dir() else 0
+        return SessionInfo(name, self.log(name).head(), checkpoints)
+
+    def fork(self, rev: str, new_name: str) -> Session:
+        """A new session whose history is the state at `rev`, sharing its blobs (nothing copied)."""
+        from .session import Session
+
+        return Session.fork_from(self, self.resolve(rev), check_name(new_name))
+
+    # -- revisions, maintenance ---------------------------------------------------------------------
+
+    def resolve(self, rev: str) -> Commit:
+        """The commit `rev` names (DESIGN §4); `UnknownRevision` lists candidates."""
+        from .revisions import resolve
+
+        return resolve(self, rev)
+
+    def fsck(self, *, repair: bool = False) -> FsckReport:
+        from .maintenance import fsck
+
+        return fsck(self, repair=repair)
+
+    def gc(self, *, grace_days: float = 14.0, dry_run: bool = False) -> GcReport:
+        from .maintenance import gc
+
+        return gc(self, grace_days=grace_days, dry_run=dry_run)
+
+    # -- locks and errors ---------------------------------------------------------------------------
+
+    @contextmanager
+    def lock(self, name: str) -> Iterator[None]:
+        with locked(self.locks_dir, name, self.settings.lock_timeout_s):
+            yield
+
+    @contextmanager
+    def store_lock(self) -> Iterator[None]:
+        with locked(self.locks_dir, STORE_LOCK, self.settings.lock_timeout_s, what=f"store {self.root}"):
+            yield
+
+    def _unknown_session(self, name: str) -> SessionStoreError:
+        close = difflib.get_close_matches(name, self.sessions(), n=3)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ": see `session list`"
+        return UnknownRevision(f"no session {name!r}{hint}")
