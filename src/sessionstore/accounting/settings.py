@@ -1,12 +1,32 @@
 """The one `Settings` object every layer reads (DESIGN §10).
 
 Loading order, later wins: defaults, `[tool.sessionstore]` in the nearest pyproject.toml, `SESSIONSTORE_*`
-environment variables, CLI flags. (Loader: see `Settings.load`.)
+environment variables, CLI flags (`overrides`). Every value is checked where it enters, so a bad one is
+refused with the key, the value, where it came from and what is allowed, instead of surfacing later as
+a compaction that never fires.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
+import os
+import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..errors import SettingsError
+
+ENV_PREFIX = "SESSIONSTORE_"
+NOT_SETTINGS_ENV = frozenset({"SESSIONSTORE_DIR", "SESSIONSTORE_COMPACT_THRESHOLD"})
+"""`SESSIONSTORE_*` variables with other owners (store location, debug trigger level): never settings."""
+
+DEFAULT_SOURCE = "default"
+OVERRIDE_SOURCE = "flag"
 
 
 @dataclass(frozen=True)
@@ -28,3 +48,206 @@ class Settings:
     memory_compression_enabled: bool = True
     model: str = "extractive"
     lock_timeout_s: float = 10.0
+
+    def __post_init__(self) -> None:
+        # Direct construction is validated too, so no code path holds an impossible Settings.
+        for key in _SPECS:
+            object.__setattr__(self, key, _check(key, getattr(self, key), "argument"))
+        _check_together({key: getattr(self, key) for key in _SPECS}, lambda key: "argument")
+
+    @classmethod
+    def load(
+        cls,
+        *,
+        start: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        overrides: Mapping[str, Any] | None = None,
+    ) -> Settings:
+        """Defaults < nearest pyproject.toml from `start` (default: cwd) < `env` < `overrides`.
+
+        `env` defaults to os.environ. An override whose value is None counts as not given (an unset CLI flag).
+        """
+        values: dict[str, Any] = {}
+        sources: dict[str, str] = {}
+        pyproject = find_pyproject(start if start is not None else Path.cwd())
+        if pyproject is not None:
+            label = f"pyproject.toml ({pyproject})"
+            for key, raw in _read_table(pyproject).items():
+                if key not in _SPECS:
+                    raise SettingsError(
+                        f"unknown setting {key!r} in [tool.sessionstore] of {pyproject}; "
+                        f"known keys: {', '.join(_SPECS)}"
+                    )
+                values[key], sources[key] = _check(key, raw, label), label
+        environ = os.environ if env is None else env
+        for key in _SPECS:
+            name = ENV_PREFIX + key.upper()
+            if name in environ:
+                label = f"env {name}"
+                values[key], sources[key] = _check(key, _parse_env(key, environ[name], label), label), label
+        for key, raw in (overrides or {}).items():
+            if key not in _SPECS:
+                raise SettingsError(f"unknown setting {key!r}; known keys: {', '.join(_SPECS)}")
+            if raw is not None:
+                values[key], sources[key] = _check(key, raw, OVERRIDE_SOURCE), OVERRIDE_SOURCE
+        merged = {key: values.get(key, _default(key)) for key in _SPECS}
+        _check_together(merged, lambda key: sources.get(key, DEFAULT_SOURCE))
+        settings = cls(**merged)
+        object.__setattr__(settings, "_sources", dict(sources))
+        return settings
+
+    def sources(self) -> dict[str, str]:
+        """Where each effective value came from: 'default', 'pyproject.toml (path)', 'env NAME', 'flag'."""
+        recorded: dict[str, str] = getattr(self, "_sources", {})
+        result = {}
+        for key in _SPECS:
+            if key in recorded:
+                result[key] = recorded[key]
+            else:
+                result[key] = DEFAULT_SOURCE if getattr(self, key) == _default(key) else "argument"
+        return result
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready values (tuples as lists), in declaration order."""
+        return {
+            key: list(value) if isinstance(value, tuple) else value
+            for key, value in ((key, getattr(self, key)) for key in _SPECS)
+        }
+
+
+# kind of each key: how env text is parsed and what a value must be. Kept beside the dataclass; a test
+# checks both list the same keys.
+_SPECS: dict[str, str] = {
+    "compaction_enabled": "bool",
+    "ultimate_compaction_enabled": "bool",
+    "context_window_tokens": "positive_int",
+    "full_reserve_fraction": "fraction",
+    "micro_reserve_fraction": "fraction",
+    "keep_recent_tokens": "nonneg_int",
+    "micro_keep_recent_tokens": "nonneg_int",
+    "protected_tools": "str_list",
+    "tool_priority": "int_dict",
+    "ultimate_keep_checkpoints": "nonneg_int",
+    "memory_max_lines": "positive_int",
+    "memory_max_bytes": "positive_int",
+    "memory_compression_enabled": "bool",
+    "model": "nonempty_str",
+    "lock_timeout_s": "nonneg_float",
+}
+
+_ALLOWED = {
+    "bool": "true or false",
+    "positive_int": "an integer > 0",
+    "nonneg_int": "an integer >= 0",
+    "fraction": "a number strictly between 0 and 1",
+    "nonneg_float": "a number >= 0",
+    "str_list": "a list of strings",
+    "int_dict": "a table/object of string keys to integers",
+    "nonempty_str": "a non-empty string",
+}
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+
+
+def _default(key: str) -> Any:
+    spec = Settings.__dataclass_fields__[key]
+    if spec.default_factory is not dataclasses.MISSING:
+        return spec.default_factory()
+    return spec.default
+
+
+def _refuse(key: str, value: Any, source: str) -> SettingsError:
+    return SettingsError(f"invalid {key} = {value!r} (from {source}): must be {_ALLOWED[_SPECS[key]]}")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check(key: str, value: Any, source: str) -> Any:
+    """The normalized value for `key`, or SettingsError naming key, value, source and what is allowed."""
+    kind = _SPECS[key]
+    ok = False
+    if kind == "bool":
+        ok = isinstance(value, bool)
+    elif kind in ("positive_int", "nonneg_int"):
+        ok = _is_int(value) and (value > 0 if kind == "positive_int" else value >= 0)
+    elif kind in ("fraction", "nonneg_float"):
+        if (_is_int(value) or isinstance(value, float)) and math.isfinite(value):
+            value = float(value)
+            ok = 0.0 < value < 1.0 if kind == "fraction" else value >= 0.0
+    elif kind == "str_list":
+        if isinstance(value, list | tuple) and all(isinstance(item, str) for item in value):
+            value, ok = tuple(value), True
+    elif kind == "int_dict":
+        if isinstance(value, Mapping) and all(isinstance(k, str) and _is_int(v) for k, v in value.items()):
+            value, ok = dict(value), True
+    elif kind == "nonempty_str":
+        ok = isinstance(value, str) and bool(value.strip())
+    if not ok:
+        raise _refuse(key, value, source)
+    return value
+
+
+def _check_together(values: Mapping[str, Any], source_of: Any) -> None:
+    """Rules across keys: micro compaction must fire before full compaction."""
+    micro, full = values["micro_reserve_fraction"], values["full_reserve_fraction"]
+    if micro <= full:
+        raise SettingsError(
+            f"invalid micro_reserve_fraction = {micro!r} (from {source_of('micro_reserve_fraction')}): "
+            f"must be greater than full_reserve_fraction = {full!r} "
+            f"(from {source_of('full_reserve_fraction')}), "
+            "so micro compaction fires first"
+        )
+
+
+def _parse_env(key: str, text: str, source: str) -> Any:
+    """Environment text to a typed value; the type check happens afterwards in `_check`."""
+    kind = _SPECS[key]
+    stripped = text.strip()
+    try:
+        if kind == "bool":
+            lowered = stripped.lower()
+            if lowered in _TRUE:
+                return True
+            if lowered in _FALSE:
+                return False
+            return text
+        if kind in ("positive_int", "nonneg_int"):
+            return int(stripped.replace("_", ""))
+        if kind in ("fraction", "nonneg_float"):
+            return float(stripped)
+        if kind == "str_list":
+            if stripped.startswith("["):
+                return orjson.loads(stripped)
+            return [item.strip() for item in stripped.split(",") if item.strip()]
+        if kind == "int_dict":
+            return orjson.loads(stripped) if stripped else {}
+    except ValueError:  # orjson.JSONDecodeError is a ValueError
+        raise _refuse(key, text, source) from None
+    return text
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest pyproject.toml at or above `start`; it marks the project, so the search stops there."""
+    here = start.resolve()
+    if here.is_file():
+        here = here.parent
+    for directory in (here, *here.parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _read_table(pyproject: Path) -> dict[str, Any]:
+    try:
+        with pyproject.open("rb") as handle:
+            data = tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError) as err:
+        raise SettingsError(f"cannot read {pyproject}: {err}; fix the file or its permissions") from None
+    table = data.get("tool", {}).get("sessionstore", {})
+    if not isinstance(table, dict):
+        raise SettingsError(f"[tool.sessionstore] in {pyproject} must be a table, not {type(table).__name__}")
+    return table
