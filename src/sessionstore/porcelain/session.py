@@ -139,6 +139,33 @@ class Session:
         self._head = commit
         return commit
 
+    def _checkpoint_locked(
+        self,
+        messages: Sequence[ModelMessage],
+        *,
+        tier: int,
+        extra: dict[str, Any] | None = None,
+        sizes: list[int] | None = None,
+    ) -> Commit:
+        """Persist `messages` as the new whole history: a compaction commit plus its checkpoint ref.
+
+        The checkpoint number is derived from the log (compaction commits so far + 1), and refs the log
+        implies but a crash left uncreated are recreated first, so numbering never collides.
+        """
+        new = _check_messages(messages)
+        sizes = sizes if sizes is not None else estimate_messages(new)
+        oid = self.store.objects.write(codec.encode(new))
+        done = [c for c in self._log.scan(since_reset=False)[0] if c.kind == "compaction"]
+        have = {r.k for r in self.store.refs.list(self.name)}
+        for k, c in enumerate(done, start=1):
+            if k not in have:
+                self.store.refs.create(self.name, k, c.id, c.offset)
+        k = len(done) + 1
+        fields = {**(extra or {}), "blobs": [oid], "sizes": sizes, "tier": tier, "checkpoint": k}
+        commit = self._commit("compaction", blob=oid, added=new, added_sizes=sizes, extra=fields, reset=new)
+        self.store.refs.create(self.name, k, commit.id, commit.offset)
+        return commit
+
     def checkout(self, rev: str) -> Commit:
         """Rewind (or move) the head to the state at `rev`; the log keeps everything after it."""
         target = self.store.resolve(rev)
