@@ -84,7 +84,7 @@ def read_claude_code(path: Path, text: str) -> ImportedTranscript:
     """Convert a Claude Code JSONL transcript (already read as `text`) into steps."""
     builder = _Builder()
     session_id: str | None = None
-    for number, line in iter_jsonl(path, text, "Claude Code"):
+    for _number, line in iter_jsonl(path, text, "Claude Code"):
         kind = line.get("type")
         if kind not in ("user", "assistant", "system") or line.get("isSidechain"):
             continue
