@@ -1,0 +1,314 @@
+"""Windows, trigger levels and the measured prefix (DESIGN §6): every compaction decision goes through here.
+
+`over_threshold` is the only comparison of a token count with a level in the code base (a test scans
+the source to keep it so): one definition of "equal does not fire" and "zero fires nothing".
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from ..errors import SettingsError
+from .settings import Settings
+from .tokens import estimate_message
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
+
+__all__ = [
+    "THRESHOLD_ENV",
+    "Levels",
+    "Measurement",
+    "Meter",
+    "TokenCache",
+    "levels",
+    "measure",
+    "model_capacity",
+    "next_tier",
+    "over_threshold",
+    "resolve_window",
+]
+
+THRESHOLD_ENV = "SESSIONSTORE_COMPACT_THRESHOLD"
+"""Debug override of the full level, in tokens; read on every `levels()` call, never cached."""
+
+LOCAL_MODELS = frozenset({"extractive"})
+"""Model names that run locally (no provider, no context window of their own)."""
+
+TIER_NONE, TIER_MICRO, TIER_FULL = 0, 1, 2
+
+
+# --- window -------------------------------------------------------------------------------------------
+
+
+def model_capacity(model: Any) -> int | None:
+    """The model's known context window from its pydantic-ai profile, or None when unknown.
+
+    Accepts a model id (`'anthropic:claude-sonnet-4-5'`) or a pydantic-ai `Model` (its `context_window`).
+    """
+    if model is None:
+        return None
+    if not isinstance(model, str):
+        capacity = getattr(model, "context_window", None)
+        return capacity if isinstance(capacity, int) and capacity > 0 else None
+    if model in LOCAL_MODELS or ":" not in model:
+        return None  # no provider prefix: pydantic-ai would return its default profile (no window)
+    return _capacity_of_id(model)
+
+
+@lru_cache(maxsize=64)
+def _capacity_of_id(model: str) -> int | None:
+    # Profiles are static per model id, so this lookup (which imports pydantic-ai) is cached.
+    from pydantic_ai.models import infer_model_profile, parse_model_id
+
+    try:
+        capacity = infer_model_profile(model).get("context_window")
+    except ImportError:
+        # The provider's SDK is not installed (e.g. `openai:` without the openai extra); pydantic-ai's
+        # profile would fill the window from genai-prices anyway, so ask genai-prices directly.
+        capacity = _genai_prices_window(*parse_model_id(model))
+    except Exception:  # an id pydantic-ai cannot profile is an unknown capacity, not a crash
+        capacity = None
+    return capacity if isinstance(capacity, int) and capacity > 0 else None
+
+
+def _genai_prices_window(provider: str | None, name: str) -> int | None:
+    try:
+        from pydantic_ai._genai_prices import lookup_context_window
+    except ImportError:
+        return None
+    try:
+        return lookup_context_window(name, provider_name=provider)
+    except Exception:
+        return None
+
+
+def resolve_window(model: str | Any | None, settings: Settings, *, replay: bool = False) -> int:
+    """The context window triggers and the gauge use: min(model capacity, `context_window_tokens`).
+
+    Both are upper bounds, so the smaller one wins; an unknown or local model ("extractive") leaves the
+    configured window alone. `replay=True` gives the replay budget (how much history a resumed session
+    may send): the model's capacity alone, falling back to the configured window when unknown.
+    """
+    configured = settings.context_window_tokens
+    capacity = model_capacity(model)
+    if capacity is None:
+        return configured
+    return capacity if replay else min(capacity, configured)
+
+
+# --- levels -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Levels:
+    """Token levels above which a tier fires; micro <= full always."""
+
+    micro: int
+    full: int
+
+
+def _fraction_of(window: int, reserve: float) -> int:
+    # round() before floor() so 100 * (1 - 0.4) = 60.00000000000001 (or 59.999...) gives 60.
+    return math.floor(round(window * (1.0 - reserve), 6))
+
+
+def threshold_override(env: Mapping[str, str] | None = None) -> int | None:
+    """`SESSIONSTORE_COMPACT_THRESHOLD` as a positive int, or None (unset, non-positive or unparsable)."""
+    raw = (os.environ if env is None else env).get(THRESHOLD_ENV)
+    if raw is None:
+        return None
+    try:
+        value = int(raw.strip().replace("_", ""))
+    except ValueError:
+        return None
+    return value if value > 0 else None
+
+
+def levels(window: int, settings: Settings, *, env: Mapping[str, str] | None = None) -> Levels:
+    """Micro and full levels for `window`: window * (1 - reserve fraction), rounded down.
+
+    `SESSIONSTORE_COMPACT_THRESHOLD` (read now, from `env` or os.environ) replaces the full level; the
+    micro level is then scaled by the same ratio as configured (60/80 of it with the defaults), so micro
+    still fires first and debugging one level exercises both tiers.
+    """
+    if window <= 0:
+        raise SettingsError(f"invalid context window {window!r}: must be a positive number of tokens")
+    full = _fraction_of(window, settings.full_reserve_fraction)
+    micro = _fraction_of(window, settings.micro_reserve_fraction)
+    override = threshold_override(env)
+    if override is not None:
+        ratio = (1.0 - settings.micro_reserve_fraction) / (1.0 - settings.full_reserve_fraction)
+        full, micro = override, math.floor(round(override * ratio, 6))
+    return Levels(micro=micro, full=full)
+
+
+def over_threshold(tokens: int, level: int) -> bool:
+    """Whether `tokens` is past `level`: strictly greater (equal does not fire), and zero never fires."""
+    return tokens > 0 and tokens > level
+
+
+# --- measured prefix ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """What the triggers compare: provider-measured prefix plus local estimates after it, or all local.
+
+    `anchor` is the index of the response whose usage anchors the measurement (None: all local), and
+    `anchor_tokens` that usage's input + output. `local` is the full local estimate, for stats.
+    """
+
+    tokens: int
+    local: int
+    anchor: int | None = None
+    anchor_tokens: int = 0
+
+    @property
+    def measured(self) -> bool:
+        return self.anchor is not None
+
+
+def _usage_tokens(usage: Any) -> int | None:
+    """input + output of a provider usage, or None when it carries none (input 0 is pydantic-ai's default)."""
+    if usage is None:
+        return None
+    input_tokens = getattr(usage, "input_tokens", 0) or 0
+    if input_tokens <= 0:
+        return None
+    return input_tokens + (getattr(usage, "output_tokens", 0) or 0)
+
+
+def measure(
+    history: Sequence[ModelMessage],
+    sizes: Sequence[int],
+    last_usage: Any = None,
+    *,
+    reset_at: int = 0,
+) -> Measurement:
+    """Measure `history` (with its per-message local `sizes`) for the triggers.
+
+    The newest `ModelResponse` at or after `reset_at` anchors the measurement when it carries usage
+    (`last_usage`, if given, stands in for that response's own usage): its input + output plus the sizes
+    of the messages after it. A newest response without usage, or none since the reset point (a
+    compaction, checkout, fork or import: older responses measured a context that no longer exists),
+    gives the full local estimate.
+    """
+    if len(sizes) != len(history):
+        raise ValueError(f"sizes has {len(sizes)} entries for {len(history)} messages")
+    local = sum(sizes)
+    for index in range(len(history) - 1, max(reset_at, 0) - 1, -1):
+        if history[index].kind != "response":
+            continue
+        measured = _usage_tokens(last_usage if last_usage is not None else history[index].usage)
+        if measured is None:
+            break  # the newest response has no usage: that invalidates any older measurement
+        tail = sum(sizes[index + 1 :])
+        return Measurement(tokens=measured + tail, local=local, anchor=index, anchor_tokens=measured)
+    return Measurement(tokens=local, local=local)
+
+
+def next_tier(measurement: Measurement | int, levels: Levels) -> int:
+    """Which tier would fire now: 0 none, 1 micro, 2 full."""
+    tokens = measurement.tokens if isinstance(measurement, Measurement) else measurement
+    if over_threshold(tokens, levels.full):
+        return TIER_FULL
+    if over_threshold(tokens, levels.micro):
+        return TIER_MICRO
+    return TIER_NONE
+
+
+@dataclass
+class Meter:
+    """The measurement a Session keeps across turns, with DESIGN §6's refresh rules.
+
+    Call `succeeded` after a model request returned, `failed` after one raised, `reset` after a
+    compaction, checkout, fork or import replaced the history.
+    """
+
+    current: Measurement | None = None
+    reset_at: int = 0
+
+    def succeeded(
+        self, history: Sequence[ModelMessage], sizes: Sequence[int], last_usage: Any = None
+    ) -> Measurement:
+        """A success measures what was actually sent (or invalidates, if its response has no usage)."""
+        self.current = measure(history, sizes, last_usage, reset_at=self.reset_at)
+        return self.current
+
+    def failed(self, history: Sequence[ModelMessage], sizes: Sequence[int]) -> Measurement:
+        """A failed request keeps the previous anchor; messages appended since still count locally."""
+        previous = self.current
+        local = sum(sizes)
+        if previous is None or previous.anchor is None or previous.anchor >= len(history):
+            self.current = Measurement(tokens=local, local=local)
+        else:
+            tail = sum(sizes[previous.anchor + 1 :])
+            self.current = Measurement(
+                tokens=previous.anchor_tokens + tail,
+                local=local,
+                anchor=previous.anchor,
+                anchor_tokens=previous.anchor_tokens,
+            )
+        return self.current
+
+    def reset(self, history: Sequence[ModelMessage], sizes: Sequence[int]) -> Measurement:
+        """History replaced: responses before this point no longer measure anything; local decides."""
+        self.reset_at = len(history)
+        local = sum(sizes)
+        self.current = Measurement(tokens=local, local=local)
+        return self.current
+
+
+# --- cache --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class TokenCache:
+    """Per-message estimates keyed by (blob id, index in blob), so re-estimating costs only new messages.
+
+    Stored as one list per blob (cheaper than a tuple key per message). Seed it with the `sizes` a commit
+    line persisted and reopened sessions never re-tokenize.
+    """
+
+    _blobs: dict[str, list[int | None]] = field(default_factory=dict)
+
+    def get(self, blob_id: str, index: int) -> int | None:
+        sizes = self._blobs.get(blob_id)
+        if sizes is None or index >= len(sizes):
+            return None
+        return sizes[index]
+
+    def put(self, blob_id: str, index: int, size: int) -> None:
+        sizes = self._blobs.setdefault(blob_id, [])
+        if index >= len(sizes):
+            sizes.extend([None] * (index + 1 - len(sizes)))
+        sizes[index] = size
+
+    def seed(self, blob_id: str, sizes: Sequence[int]) -> None:
+        """Record a blob's persisted per-message sizes."""
+        self._blobs[blob_id] = list(sizes)
+
+    def sizes(self, blob_id: str, messages: Sequence[ModelMessage]) -> list[int]:
+        """Estimates for a blob's messages, tokenizing only the ones not cached."""
+        cached = self._blobs.setdefault(blob_id, [])
+        if len(cached) < len(messages):
+            cached.extend([None] * (len(messages) - len(cached)))
+        result = []
+        for index, message in enumerate(messages):
+            size = cached[index]
+            if size is None:
+                size = cached[index] = estimate_message(message)
+            result.append(size)
+        return result
+
+    def __len__(self) -> int:
+        return sum(len(sizes) for sizes in self._blobs.values())
+
+    def clear(self) -> None:
+        self._blobs.clear()

@@ -1,0 +1,302 @@
+"""Windows, levels, the one comparison, measured prefix, refresh rules and the per-message cache."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
+from pydantic_ai.models.function import FunctionModel
+from pydantic_ai.usage import RequestUsage
+
+from sessionstore.accounting import thresholds
+from sessionstore.accounting.settings import Settings
+from sessionstore.accounting.thresholds import (
+    THRESHOLD_ENV,
+    Levels,
+    Measurement,
+    Meter,
+    TokenCache,
+    levels,
+    measure,
+    next_tier,
+    over_threshold,
+    resolve_window,
+)
+from sessionstore.accounting.tokens import estimate_messages
+from sessionstore.errors import SettingsError
+
+SRC = Path(__file__).parents[1] / "src" / "sessionstore"
+
+
+@pytest.fixture(autouse=True)
+def _no_override(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(THRESHOLD_ENV, raising=False)
+
+
+# --- levels and the comparison ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("window", "full_reserve", "micro_reserve", "expected"),
+    [
+        (200_000, 0.20, 0.40, Levels(micro=120_000, full=160_000)),
+        (1_048_576, 0.20, 0.40, Levels(micro=629_145, full=838_860)),
+        (100, 0.20, 0.40, Levels(micro=60, full=80)),
+        (128_000, 0.10, 0.30, Levels(micro=89_600, full=115_200)),
+        (10, 0.05, 0.95, Levels(micro=0, full=9)),
+        (1, 0.20, 0.40, Levels(micro=0, full=0)),
+    ],
+)
+def test_levels_table(window: int, full_reserve: float, micro_reserve: float, expected: Levels) -> None:
+    settings = Settings(full_reserve_fraction=full_reserve, micro_reserve_fraction=micro_reserve)
+    assert levels(window, settings, env={}) == expected
+
+
+@pytest.mark.parametrize("window", [0, -1])
+def test_levels_refuse_empty_window(window: int) -> None:
+    with pytest.raises(SettingsError, match="context window"):
+        levels(window, Settings(), env={})
+
+
+@pytest.mark.parametrize(
+    ("tokens", "level", "fires"),
+    [
+        (80, 80, False),  # equal does not fire
+        (81, 80, True),
+        (79, 80, False),
+        (0, 0, False),  # zero fires nothing, even at a zero level
+        (0, -10, False),
+        (1, 0, True),
+        (-5, -10, False),
+    ],
+)
+def test_over_threshold(tokens: int, level: int, fires: bool) -> None:
+    assert over_threshold(tokens, level) is fires
+
+
+@pytest.mark.parametrize(
+    ("tokens", "tier"),
+    [(0, 0), (60, 0), (61, 1), (80, 1), (81, 2), (10**9, 2)],
+)
+def test_next_tier(tokens: int, tier: int) -> None:
+    lv = Levels(micro=60, full=80)
+    assert next_tier(tokens, lv) == tier
+    assert next_tier(Measurement(tokens=tokens, local=tokens), lv) == tier
+
+
+def test_zero_tokens_fire_nothing_at_zero_levels() -> None:
+    assert next_tier(0, Levels(micro=0, full=0)) == 0
+
+
+def test_env_override_set_changed_broken(monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = Settings()
+    base = levels(200_000, settings)
+    monkeypatch.setenv(THRESHOLD_ENV, "1000")
+    assert levels(200_000, settings) == Levels(micro=750, full=1000)  # micro scaled by 0.6 / 0.8
+    monkeypatch.setenv(THRESHOLD_ENV, "2_000")
+    assert levels(200_000, settings) == Levels(micro=1500, full=2000)  # read again, not cached
+    for broken in ("abc", "0", "-5", "", "1.5"):
+        monkeypatch.setenv(THRESHOLD_ENV, broken)
+        assert levels(200_000, settings) == base, broken
+    monkeypatch.setenv(THRESHOLD_ENV, "300")
+    assert levels(200_000, settings).full == 300
+    monkeypatch.delenv(THRESHOLD_ENV)
+    assert levels(200_000, settings) == base
+
+
+# --- window ------------------------------------------------------------------------------------------
+
+
+def _model_with_capacity(capacity: int | None) -> FunctionModel:
+    profile = {"context_window": capacity} if capacity is not None else None
+    return FunctionModel(lambda messages, info: ModelResponse(parts=[TextPart("x")]), profile=profile)
+
+
+@pytest.mark.parametrize(
+    ("capacity", "configured", "replay", "expected"),
+    [
+        (200_000, 1_048_576, False, 200_000),  # model smaller: model wins
+        (200_000, 50_000, False, 50_000),  # configured smaller: configured wins
+        (200_000, 50_000, True, 200_000),  # replay budget: capacity alone
+        (None, 50_000, False, 50_000),  # unknown capacity: configured
+        (None, 50_000, True, 50_000),  # unknown capacity on replay: configured
+    ],
+)
+def test_window_is_min_of_sources(capacity: int | None, configured: int, replay: bool, expected: int) -> None:
+    settings = Settings(context_window_tokens=configured)
+    assert resolve_window(_model_with_capacity(capacity), settings, replay=replay) == expected
+
+
+@pytest.mark.parametrize("model", [None, "extractive", "test", "no-provider-prefix", "nosuchprovider:x"])
+def test_unknown_models_use_configured_window(model: str | None) -> None:
+    assert resolve_window(model, Settings(context_window_tokens=12_345)) == 12_345
+
+
+def test_model_id_capacity_from_pydantic_ai() -> None:
+    # openai's SDK is not installed; the window comes from genai-prices, as the profile would fill it.
+    assert thresholds.model_capacity("openai:gpt-4o") == 128_000
+    assert resolve_window("openai:gpt-4o", Settings()) == 128_000
+    assert resolve_window("openai:gpt-4o", Settings(context_window_tokens=1000)) == 1000
+
+
+# --- measured prefix ---------------------------------------------------------------------------------
+
+
+def req(text: str = "hello") -> ModelRequest:
+    return ModelRequest(parts=[UserPromptPart(text)])
+
+
+def resp(input_tokens: int = 0, output_tokens: int = 0) -> ModelResponse:
+    usage = RequestUsage(input_tokens=input_tokens, output_tokens=output_tokens)
+    return ModelResponse(parts=[TextPart("answer")], usage=usage)
+
+
+def sized(history: list[ModelMessage]) -> tuple[list[ModelMessage], list[int]]:
+    return history, [10] * len(history)
+
+
+def test_measure_uses_newest_usage_plus_tail() -> None:
+    history, sizes = sized([req(), resp(500, 20), req(), resp(900, 30), req()])
+    m = measure(history, sizes)
+    assert (m.tokens, m.local, m.anchor, m.anchor_tokens) == (940, 50, 3, 930)
+    assert m.measured
+
+
+def test_measure_without_usage_is_local() -> None:
+    history, sizes = sized([req(), resp(), req()])
+    assert measure(history, sizes) == Measurement(tokens=30, local=30)
+
+
+def test_newest_response_without_usage_invalidates_older() -> None:
+    history, sizes = sized([req(), resp(500, 20), req(), resp(0, 40), req()])
+    m = measure(history, sizes)
+    assert not m.measured and m.tokens == 50
+
+
+def test_last_usage_stands_in_for_newest_response() -> None:
+    history, sizes = sized([req(), resp(), req()])
+    m = measure(history, sizes, RequestUsage(input_tokens=300, output_tokens=5))
+    assert m.tokens == 315 and m.anchor == 1
+
+
+def test_reset_point_ignores_older_responses() -> None:
+    history, sizes = sized([req(), resp(5000, 20), req()])
+    assert measure(history, sizes, reset_at=2) == Measurement(tokens=30, local=30)
+    assert measure(history, sizes, reset_at=1).tokens == 5030
+
+
+def test_sizes_must_match_history() -> None:
+    with pytest.raises(ValueError, match="sizes"):
+        measure([req()], [])
+
+
+def test_meter_refresh_rules() -> None:
+    meter = Meter()
+    history, sizes = sized([req(), resp(700, 10)])
+    assert meter.succeeded(history, sizes).tokens == 710
+    # a failed request: the prompt was appended, no new response; the previous anchor holds
+    history, sizes = sized([*history, req()])
+    assert meter.failed(history, sizes).tokens == 720
+    # a success whose response carries no usage invalidates: back to the local estimate
+    history, sizes = sized([*history, resp()])
+    assert meter.succeeded(history, sizes) == Measurement(tokens=40, local=40)
+    # measured again
+    history, sizes = sized([*history, req(), resp(900, 50)])
+    assert meter.succeeded(history, sizes).tokens == 950
+    # compaction replaces the history; the kept response's old usage no longer counts
+    history, sizes = sized([req("summary"), resp(900, 50)])
+    assert meter.reset(history, sizes).tokens == 20
+    history, sizes = sized([*history, req()])
+    assert meter.failed(history, sizes).tokens == 30
+    assert meter.succeeded(history, sizes).tokens == 30
+    history, sizes = sized([*history, resp(100, 5)])
+    assert meter.succeeded(history, sizes).tokens == 105
+
+
+def test_meter_failed_without_previous_is_local() -> None:
+    history, sizes = sized([req()])
+    assert Meter().failed(history, sizes) == Measurement(tokens=10, local=10)
+
+
+# --- cache ------------------------------------------------------------------------------------------
+
+
+def test_cache_tokenizes_only_new_messages(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[ModelMessage] = []
+    real = thresholds.estimate_message
+
+    def counting(message: ModelMessage) -> int:
+        calls.append(message)
+        return real(message)
+
+    monkeypatch.setattr(thresholds, "estimate_message", counting)
+    cache = TokenCache()
+    blob = [req(f"message {i}") for i in range(20)]
+    assert cache.sizes("blob-a", blob) == estimate_messages(blob)
+    assert len(calls) == 20
+    calls.clear()
+    grown = [*blob, req("new")]
+    cache.sizes("blob-a", grown)
+    assert calls == [grown[-1]]
+    assert cache.get("blob-a", 20) == estimate_messages([grown[-1]])[0]
+    assert len(cache) == 21
+
+
+def test_cache_seeded_sizes_are_not_recomputed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(thresholds, "estimate_message", lambda message: pytest.fail("re-tokenized"))
+    cache = TokenCache()
+    cache.seed("b", [7, 8])
+    assert cache.sizes("b", [req(), req()]) == [7, 8]
+    cache.put("c", 2, 5)
+    assert (cache.get("c", 2), cache.get("c", 0), cache.get("zz", 0)) == (5, None, None)
+    cache.clear()
+    assert len(cache) == 0
+
+
+# --- the invariant: only over_threshold compares tokens with a level ---------------------------------
+
+_LEVEL_WORDS = ("level", "threshold")
+
+
+def _names(node: ast.AST) -> set[str]:
+    found: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            found.add(sub.id.lower())
+        elif isinstance(sub, ast.Attribute):
+            found.add(sub.attr.lower())
+    return found
+
+
+def level_comparisons(source: str, filename: str) -> list[str]:
+    """Comparisons whose operands mention a level or threshold, outside `over_threshold` itself."""
+    tree = ast.parse(source, filename)
+    allowed: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == "over_threshold":
+            allowed.update(id(sub) for sub in ast.walk(node))
+    hits = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare) or id(node) in allowed:
+            continue
+        operands = [node.left, *node.comparators]
+        if not any(isinstance(op, ast.Lt | ast.LtE | ast.Gt | ast.GtE) for op in node.ops):
+            continue
+        if any(word in name for op in operands for name in _names(op) for word in _LEVEL_WORDS):
+            hits.append(f"{filename}:{node.lineno}: {ast.unparse(node)}")
+    return hits
+
+
+def test_scanner_catches_a_private_comparison() -> None:
+    bad = "def f(tokens, levels):\n    return tokens > levels.full or used >= micro_level\n"
+    assert len(level_comparisons(bad, "bad.py")) == 2
+    assert level_comparisons("def f(a, b):\n    return a > b\n", "ok.py") == []
+
+
+def test_only_over_threshold_compares_tokens_with_levels() -> None:
+    hits = []
+    for path in sorted(SRC.rglob("*.py")):
+        hits += level_comparisons(path.read_text(), str(path.relative_to(SRC)))
+    assert hits == [], "compare through accounting.thresholds.over_threshold instead:\n" + "\n".join(hits)
