@@ -287,7 +287,9 @@ def _image(source: object) -> Any:
     if isinstance(source, dict) and source.get("type") == "base64":
         try:
             data = base64.b64decode(str(source.get("data", "")), validate=True)
-            return BinaryContent(data=data, media_type=str(source.get("media_type", "image/png")))
+            media_type = str(source.get("media_type", "image/png"))
+            # Narrowed as deserialization narrows it, so a stored message reloads equal.
+            return BinaryContent.narrow_type(BinaryContent(data=data, media_type=media_type))
         except (binascii.Error, ValueError):
             return "[image: undecodable base64]"
     if isinstance(source, dict) and source.get("type") == "url" and isinstance(source.get("url"), str):

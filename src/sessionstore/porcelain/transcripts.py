@@ -207,17 +207,23 @@ def step_usage(messages: Sequence[ModelMessage]) -> dict | None:
 def repair_tool_pairs(messages: list[ModelMessage]) -> list[ModelMessage]:
     """Give every tool call exactly one later return, and every return its call (module docstring)."""
     called: dict[str, ToolCallPart] = {}
+    answerable: set[str] = set()
     answered: set[str] = set()
     kept: list[ModelMessage] = []
     for message in messages:
         if isinstance(message, ModelResponse):
-            called.update((p.tool_call_id, p) for p in message.parts if isinstance(p, ToolCallPart))
+            calls = [p for p in message.parts if isinstance(p, ToolCallPart)]
+            called.update((p.tool_call_id, p) for p in calls)
+            answerable.update(p.tool_call_id for p in calls)
             kept.append(message)
             continue
+        if _is_compaction(message):
+            # History restarts at a summary: a call before it can no longer be answered after it.
+            answerable.clear()
         parts: list[ModelRequestPart] = []
         for part in message.parts:
             if isinstance(part, ToolReturnPart):
-                if part.tool_call_id not in called or part.tool_call_id in answered:
+                if part.tool_call_id not in answerable or part.tool_call_id in answered:
                     continue
                 answered.add(part.tool_call_id)
             parts.append(part)

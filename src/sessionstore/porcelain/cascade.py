@@ -1,0 +1,171 @@
+"""The compaction cascade of DESIGN §7, run by `Session` with its lock held.
+
+Decisions read one measurement (the measured prefix of DESIGN §6, kept by the session's `Meter`) and
+one pair of levels, and compare only through `over_threshold`:
+
+    over full  -> tier 2 (summary + tail, persisted), then tier 3 if still over or if tier 2 failed
+    over micro -> tier 1 (blank old tool output in the view, never persisted)
+    otherwise  -> nothing
+
+The window is the model's: the newest response's `model_name` resolved through pydantic-ai's profile
+data (`resolve_window`), capped by `context_window_tokens`, so the gauge and the triggers agree.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..accounting.thresholds import Levels, levels, over_threshold, resolve_window
+from ..compaction.events import (
+    CompactionEvent,
+    ContextCompacted,
+    ContextMicrocompacted,
+    ContextUltimateCompacted,
+)
+from ..compaction.full import FullResult, full_compact
+from ..compaction.micro import MicroResult, microcompact
+from ..compaction.turns import is_summary_request
+from ..compaction.ultimate import ultimate_compact
+from ..errors import CompactionError
+from ..plumbing import codec
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
+
+    from ..plumbing.logs import Commit
+    from .session import Session
+
+
+def model_of(history: Sequence[ModelMessage]) -> str | None:
+    """The model the conversation runs on: the newest response's `model_name` (with provider)."""
+    for msg in reversed(history):
+        if msg.kind == "response" and msg.model_name:
+            return f"{msg.provider_name}:{msg.model_name}" if msg.provider_name else msg.model_name
+    return None
+
+
+def session_levels(session: Session) -> tuple[int, Levels]:
+    """The resolved window and the micro/full levels for `session` (read fresh: env may change)."""
+    window = resolve_window(session.model or model_of(session._history), session.store.settings)
+    return window, levels(window, session.store.settings)
+
+
+def summary_text(msg: ModelMessage) -> str | None:
+    """The summary a checkpoint's first message carries, if it is a summary request."""
+    if not is_summary_request(msg):
+        return None
+    return next((p.content for p in msg.parts if p.part_kind == "compaction" and p.content), None)
+
+
+def checkpoint_summaries(session: Session) -> list[str]:
+    """Summaries of the session's checkpoints, oldest first (the tier-3 journal)."""
+    out: list[str] = []
+    log = session.store.log(session.name)
+    for ref in session.store.refs.list(session.name):
+        commit = log.read_at(ref.offset)
+        first = session.store.objects.read(commit.blobs[0]).split(b"\n", 1)[0] + b"\n"
+        text = summary_text(codec.decode([first])[0])
+        if text:
+            out.append(text)
+    return out
+
+
+def micro_view(session: Session, level: int) -> MicroResult:
+    """Tier 1 on the session's history, aiming under `level` after the measurement's bias."""
+    m = session.measurement
+    bias = max(0, m.tokens - m.local)  # provider counts above our estimate: leave room for them
+    return microcompact(
+        session._history, session._sizes, level=max(0, level - bias), settings=session.store.settings
+    )
+
+
+def _persist(session: Session, result: FullResult, tier: int, focus: str | None) -> Commit:
+    extra: dict[str, Any] = {
+        "tokens_before": result.tokens_before,
+        "messages_before": session.persisted_count,
+    }
+    if focus:
+        extra["focus"] = focus
+    return session._checkpoint_locked(result.messages, tier=tier, sizes=result.sizes, extra=extra)
+
+
+def _event(kind: type[CompactionEvent], before: tuple[int, int], commit: Commit) -> CompactionEvent:
+    return kind(
+        tokens_before=before[0],
+        tokens_after=commit.tokens,
+        messages_before=before[1],
+        messages_after=commit.count,
+        checkpoint=f"checkpoints/{commit.session}/{commit.extra['checkpoint']}",
+    )
+
+
+def ultimate(session: Session, budget: int) -> CompactionEvent | None:
+    """Tier 3 when enabled and the session has a checkpoint; None when it may not run."""
+    settings = session.store.settings
+    if not settings.ultimate_compaction_enabled:
+        return None
+    journal = checkpoint_summaries(session)
+    if not journal:
+        return None
+    keep = settings.ultimate_keep_checkpoints
+    summaries = journal if keep == 0 else journal[-(keep + 1) :]
+    before = (session.tokens, session.persisted_count)
+    result = ultimate_compact(
+        session._history, session._sizes, budget=budget, summaries=summaries, settings=settings
+    )
+    commit = _persist(session, result, 3, None)
+    return _event(ContextUltimateCompacted, before, commit)
+
+
+def full_then_ultimate(session: Session, *, focus: str | None, raise_errors: bool) -> list[CompactionEvent]:
+    """Tier 2, then tier 3 when the result is still over the full level or tier 2 failed."""
+    _, lv = session_levels(session)
+    events: list[CompactionEvent] = []
+    before = (session.tokens, session.persisted_count)
+    try:
+        result = full_compact(
+            session._history, session._sizes, settings=session.store.settings, full_level=lv.full, focus=focus
+        )
+    except CompactionError as err:
+        event = ultimate(session, lv.full)
+        if event is None:
+            if raise_errors:
+                raise
+            warnings.warn(
+                f"session {session.name!r}: full compaction failed, history kept: {err}", stacklevel=3
+            )
+            return events
+        return [event]
+    commit = _persist(session, result, 2, focus)
+    events.append(_event(ContextCompacted, before, commit))
+    if over_threshold(commit.tokens, lv.full):
+        event = ultimate(session, lv.full)
+        if event is not None:
+            events.append(event)
+    return events
+
+
+def after_append(session: Session) -> list[CompactionEvent]:
+    """The cascade after a turn was acknowledged (lock held): persisted tiers run here, tier 1 marks."""
+    settings = session.store.settings
+    if not settings.compaction_enabled:
+        return []
+    _, lv = session_levels(session)
+    tokens = session.measurement.tokens
+    if over_threshold(tokens, lv.full):
+        return full_then_ultimate(session, focus=None, raise_errors=False)
+    if over_threshold(tokens, lv.micro):
+        view = micro_view(session, lv.micro)
+        session._view_cache = (session.head.id if session.head else "", view)
+        if view.blanked:
+            return [
+                ContextMicrocompacted(
+                    tokens_before=view.tokens_before,
+                    tokens_after=view.tokens_after,
+                    messages_before=len(view.messages),
+                    messages_after=len(view.messages),
+                )
+            ]
+    return []

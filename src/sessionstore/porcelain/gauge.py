@@ -1,0 +1,110 @@
+"""The context gauge (DESIGN §9): how full a session's window is, in one glyph-and-number line.
+
+It takes the same window and levels the triggers use (`accounting.thresholds`), and decides its colour
+with `over_threshold`, so the gauge turns yellow exactly when micro compaction would fire and red
+exactly when full compaction would. Imports nothing heavy: it runs in a shell prompt.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..accounting.thresholds import Levels, over_threshold
+
+__all__ = ["GLYPHS", "Gauge", "format_gauge", "format_tokens", "gauge"]
+
+GLYPHS = ("○", "◔", "◑", "◕", "●")
+"""Fill glyphs for 0, 1/4, 1/2, 3/4 and a full window: the glyph shown is the nearest quarter."""
+
+Band = Literal["green", "yellow", "red"]
+
+_ANSI = {"green": "\x1b[32m", "yellow": "\x1b[33m", "red": "\x1b[31m"}
+_RESET = "\x1b[0m"
+
+
+@dataclass(frozen=True)
+class Gauge:
+    """One reading. `used` None means unknown: glyph '?', and no percent, band or tokens_left."""
+
+    used: int | None
+    window: int
+    levels: Levels
+    glyph: str
+    percent: int | None
+    band: Band | None
+    next_level: Literal["micro", "full"] | None
+    """The level that fires next (None once full has fired or usage is unknown)."""
+    tokens_left: int | None
+    """Tokens that can still be added before `next_level` fires (0 once full has fired)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "used": self.used,
+            "window": self.window,
+            "micro_level": self.levels.micro,
+            "full_level": self.levels.full,
+            "glyph": self.glyph,
+            "percent": self.percent,
+            "band": self.band,
+            "next_level": self.next_level,
+            "tokens_left": self.tokens_left,
+        }
+
+
+def gauge(used: int | None, window: int, levels: Levels) -> Gauge:
+    """Read the gauge for `used` tokens of `window`, banded by `levels` (green, yellow past micro, red past full)."""
+    if window <= 0:
+        raise ValueError(f"window must be a positive number of tokens, not {window!r}")
+    if used is None:
+        return Gauge(None, window, levels, "?", None, None, None, None)
+    used = max(used, 0)
+    fill = used / window
+    glyph = GLYPHS[min(len(GLYPHS) - 1, math.floor(fill * 4 + 0.5))]
+    percent = round(fill * 100)
+    if used < window:
+        percent = min(percent, 99)  # 100% only when the window is really full
+    if over_threshold(used, levels.full):
+        band: Band = "red"
+        next_level: Literal["micro", "full"] | None = None
+        left = 0
+    elif over_threshold(used, levels.micro):
+        band, next_level, left = "yellow", "full", levels.full - used
+    else:
+        band, next_level, left = "green", "micro", levels.micro - used
+    return Gauge(used, window, levels, glyph, percent, band, next_level, max(left, 0))
+
+
+def format_tokens(count: int) -> str:
+    """Compact size for a window: 200k, 128k, 1.05M."""
+    if count >= 1_000_000:
+        return f"{count / 1_000_000:.3g}M"
+    if count >= 1_000:
+        return f"{count / 1_000:.4g}k"
+    return str(count)
+
+
+def _level_text(g: Gauge, name: Literal["micro", "full"], level: int) -> str:
+    at = f"{name} at {math.floor(level * 100 / g.window)}%"
+    if g.used is None:
+        return at
+    if over_threshold(g.used, level):
+        return f"{at} (fired)"
+    if g.next_level == name:
+        return f"{name} in {g.tokens_left:,} tok"
+    return at
+
+
+def format_gauge(g: Gauge, *, color: bool) -> str:
+    """One line, e.g. `◕ 71% of 200k · micro at 60% (fired) · full in 18,400 tok`."""
+    head = "?" if g.used is None else f"{g.glyph} {g.percent}%"
+    if color and g.band is not None:
+        head = f"{_ANSI[g.band]}{head}{_RESET}"
+    return " · ".join(
+        [
+            f"{head} of {format_tokens(g.window)}",
+            _level_text(g, "micro", g.levels.micro),
+            _level_text(g, "full", g.levels.full),
+        ]
+    )

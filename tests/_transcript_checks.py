@@ -1,0 +1,73 @@
+"""Checks shared by the transcript import tests: tool pairing, serialization and export round trips."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelResponse,
+    ToolCallPart,
+    ToolReturnPart,
+)
+
+from sessionstore.porcelain.transcripts import ImportedTranscript, export_pydantic_ai, read_transcript
+
+REALDATA = Path(__file__).parents[2] / "shared" / "realdata"
+CODEMIE = REALDATA / "claude_code" / "codemie_session-3fe1b6bc.jsonl"
+SPOTTER = REALDATA / "claude_code" / "spotter_tool_heavy.jsonl"
+CODEX = next((REALDATA / "codex").glob("rollout-*.jsonl"))
+
+
+def flat(transcript: ImportedTranscript) -> list[ModelMessage]:
+    """Every message of every step, in order."""
+    return [m for step in transcript.steps for m in step.messages]
+
+
+def calls_of(messages: list[ModelMessage]) -> list[ToolCallPart]:
+    return [
+        p for m in messages if isinstance(m, ModelResponse) for p in m.parts if isinstance(p, ToolCallPart)
+    ]
+
+
+def returns_of(messages: list[ModelMessage]) -> list[ToolReturnPart]:
+    return [
+        p for m in messages if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, ToolReturnPart)
+    ]
+
+
+def assert_pairs(messages: list[ModelMessage]) -> None:
+    """Every call has exactly one return after it, every return exactly one call before it."""
+    seen_calls: dict[str, int] = {}
+    returned: set[str] = set()
+    for index, message in enumerate(messages):
+        for part in message.parts:
+            if isinstance(part, ToolCallPart):
+                assert part.tool_call_id not in seen_calls, f"call id reused: {part.tool_call_id}"
+                seen_calls[part.tool_call_id] = index
+            elif isinstance(part, ToolReturnPart):
+                assert part.tool_call_id in seen_calls, f"return without a call: {part.tool_call_id}"
+                assert seen_calls[part.tool_call_id] < index, "return not after its call"
+                assert part.tool_call_id not in returned, f"second return for {part.tool_call_id}"
+                returned.add(part.tool_call_id)
+    assert returned == set(seen_calls), f"calls without a return: {set(seen_calls) - returned}"
+
+
+def assert_serializable(messages: list[ModelMessage]) -> None:
+    assert ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(messages)) == messages
+
+
+def assert_export_roundtrip(transcript: ImportedTranscript, tmp_path: Path) -> ImportedTranscript:
+    """Export the messages, re-import them: same messages, same step kinds and boundaries."""
+    out = tmp_path / "exported.json"
+    out.write_bytes(export_pydantic_ai(flat(transcript)))
+    again = read_transcript(out)
+    assert again.format == "pydantic-ai"
+    assert flat(again) == flat(transcript)
+    assert [(s.kind, len(s.messages)) for s in again.steps] == [
+        (s.kind, len(s.messages)) for s in transcript.steps
+    ]
+    assert [s.usage for s in again.steps] == [s.usage for s in transcript.steps]
+    return again
