@@ -54,7 +54,7 @@ class Gauge:
 
 
 def gauge(used: int | None, window: int, levels: Levels) -> Gauge:
-    """Read the gauge for `used` tokens of `window`, banded by `levels` (green, yellow past micro, red past full)."""
+    """Read the gauge for `used` tokens of `window`: green, yellow past micro, red past full."""
     if window <= 0:
         raise ValueError(f"window must be a positive number of tokens, not {window!r}")
     if used is None:

@@ -1,0 +1,103 @@
+"""The gauge: glyph by nearest quarter, bands from the trigger levels, tokens left, unknown usage."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from sessionstore.accounting.thresholds import Levels, next_tier
+from sessionstore.porcelain.gauge import GLYPHS, format_gauge, format_tokens, gauge
+
+LEVELS = Levels(micro=120_000, full=160_000)
+WINDOW = 200_000
+
+
+@pytest.mark.parametrize(
+    ("used", "glyph", "percent", "band", "next_level", "left"),
+    [
+        (0, "○", 0, "green", "micro", 120_000),
+        (24_999, "○", 12, "green", "micro", 95_001),
+        (25_000, "◔", 12, "green", "micro", 95_000),  # 12.5% rounds half to even
+        (36_000, "◔", 18, "green", "micro", 84_000),
+        (120_000, "◑", 60, "green", "micro", 0),  # equal to micro: not fired
+        (120_001, "◑", 60, "yellow", "full", 39_999),
+        (141_600, "◕", 71, "yellow", "full", 18_400),
+        (160_000, "◕", 80, "yellow", "full", 0),
+        (160_001, "◕", 80, "red", None, 0),
+        (199_999, "●", 99, "red", None, 0),
+        (200_000, "●", 100, "red", None, 0),
+        (300_000, "●", 150, "red", None, 0),
+    ],
+)
+def test_gauge_table(
+    used: int, glyph: str, percent: int, band: str, next_level: str | None, left: int
+) -> None:
+    g = gauge(used, WINDOW, LEVELS)
+    assert g.glyph == glyph
+    assert g.percent == percent
+    assert (g.band, g.next_level, g.tokens_left) == (band, next_level, left)
+
+
+@pytest.mark.parametrize("used", [0, 60_000, 120_000, 120_001, 160_000, 160_001, 10**7])
+def test_band_agrees_with_triggers(used: int) -> None:
+    band = {0: "green", 1: "yellow", 2: "red"}[next_tier(used, LEVELS)]
+    assert gauge(used, WINDOW, LEVELS).band == band
+
+
+def test_every_glyph_reachable() -> None:
+    seen = {gauge(u, 100, Levels(60, 80)).glyph for u in range(0, 120)}
+    assert seen == set(GLYPHS)
+
+
+def test_unknown_usage_shows_question_mark() -> None:
+    g = gauge(None, WINDOW, LEVELS)
+    assert (g.glyph, g.percent, g.band, g.tokens_left) == ("?", None, None, None)
+    assert format_gauge(g, color=True) == "? of 200k · micro at 60% · full at 80%"
+
+
+def test_format_like_design_sketch() -> None:
+    line = format_gauge(gauge(141_600, WINDOW, LEVELS), color=False)
+    assert line == "◕ 71% of 200k · micro at 60% (fired) · full in 18,400 tok"
+
+
+def test_format_green_and_red() -> None:
+    assert format_gauge(gauge(36_000, WINDOW, LEVELS), color=False) == (
+        "◔ 18% of 200k · micro in 84,000 tok · full at 80%"
+    )
+    assert format_gauge(gauge(170_000, WINDOW, LEVELS), color=False) == (
+        "◕ 85% of 200k · micro at 60% (fired) · full at 80% (fired)"
+    )
+
+
+def test_color_only_when_asked() -> None:
+    g = gauge(170_000, WINDOW, LEVELS)
+    assert "\x1b[31m" in format_gauge(g, color=True)
+    assert "\x1b[" not in format_gauge(g, color=False)
+
+
+def test_to_json() -> None:
+    data = gauge(141_600, WINDOW, LEVELS).to_json()
+    assert data["band"] == "yellow" and data["tokens_left"] == 18_400 and data["full_level"] == 160_000
+
+
+@pytest.mark.parametrize(
+    ("count", "text"), [(200_000, "200k"), (128_000, "128k"), (1_048_576, "1.05M"), (512, "512")]
+)
+def test_format_tokens(count: int, text: str) -> None:
+    assert format_tokens(count) == text
+
+
+def test_bad_window() -> None:
+    with pytest.raises(ValueError, match="window"):
+        gauge(5, 0, LEVELS)
+
+
+def test_import_is_light() -> None:
+    code = (
+        "import sys, sessionstore.porcelain.gauge\n"
+        "bad = [m for m in ('pydantic_ai', 'tiktoken') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
