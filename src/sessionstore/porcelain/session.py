@@ -13,14 +13,20 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..accounting.thresholds import Measurement, Meter, over_threshold
 from ..accounting.tokens import estimate_messages
-from ..errors import CorruptLogError, SessionStoreError, UnknownRevision
+from ..errors import CorruptLogError, SessionBusy, SessionStoreError, UnknownRevision
+from ..errors import LockTimeout as LockTimeoutError
 from ..plumbing import codec
 from ..plumbing.logs import Commit, make_line
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pydantic_ai.messages import ModelMessage
 
+    from ..compaction.events import CompactionEvent
+    from ..compaction.micro import MicroResult
     from .store import SessionStore
 
 
@@ -43,7 +49,11 @@ class Session:
     def __init__(self, store: SessionStore, name: str) -> None:
         self.store = store
         self.name = name
+        self.model: str | None = None
+        """The model id the agent runs on (sets the window); default: the newest response's model."""
+        self.listeners: list[Callable[[CompactionEvent], None]] = list(store.listeners)
         self._log = store.log(name)
+        self._entered_at: str | None = None
         self._load()
 
     # -- state --------------------------------------------------------------------------------------
@@ -59,6 +69,9 @@ class Session:
                 f"session {self.name!r} replays to {len(self._history)} messages but its head says "
                 f"{self._head.count}: run `session fsck`"
             )
+        self._meter = Meter(reset_at=commits[0].count if commits and commits[0].is_reset else 0)
+        self._view_cache: tuple[str, MicroResult] | None = None
+        self._measure_after_turn()
 
     def reload(self) -> None:
         """Re-read the session from disk (after a `StaleSessionError`)."""
@@ -87,6 +100,44 @@ class Session:
     def head(self) -> Commit | None:
         return self._head
 
+    @property
+    def measurement(self) -> Measurement:
+        """What the triggers compare (DESIGN §6): the measured prefix, or the local estimate."""
+        if self._meter.current is None:
+            return self._meter.reset(self._history, self._sizes)
+        return self._meter.current
+
+    def _measure_after_turn(self) -> None:
+        """Refresh the measurement from the newest response, adding back what tier 1 elided from the
+        view that request sent (its usage measured the blanked view, not the stored history)."""
+        m = self._meter.succeeded(self._history, self._sizes)
+        elided = self._head.extra.get("elided", 0) if self._head else 0
+        if m.anchor is not None and elided and m.anchor >= len(self._history) - len(self._head.sizes):
+            self._meter.current = Measurement(
+                tokens=m.tokens + elided,
+                local=m.local,
+                anchor=m.anchor,
+                anchor_tokens=m.anchor_tokens + elided,
+            )
+
+    def record_failure(self) -> None:
+        """A model request failed: keep the previous measurement (DESIGN §6 refresh rules)."""
+        self._meter.failed(self._history, self._sizes)
+
+    def view(self) -> list[ModelMessage]:
+        """What the next request sends: the history, with tier 1 applied when over the micro level."""
+        from . import cascade
+
+        if not self.store.settings.compaction_enabled or not self._history:
+            return self.history
+        _, lv = cascade.session_levels(self)
+        if not over_threshold(self.measurement.tokens, lv.micro):
+            return self.history
+        head = self._head.id if self._head else ""
+        if self._view_cache is None or self._view_cache[0] != head:
+            self._view_cache = (head, cascade.micro_view(self, lv.micro))
+        return list(self._view_cache[1].messages)
+
     def log(self) -> list[Commit]:
         """Every commit of this session, newest first."""
         commits, _ = self._log.scan(since_reset=False)
@@ -99,17 +150,62 @@ class Session:
     # -- writes -------------------------------------------------------------------------------------
 
     def append(self, messages: Sequence[ModelMessage], *, usage: Any = None, compact: bool = True) -> Commit:
-        """Persist one turn's new messages (`result.new_messages()`, never `all_messages()`)."""
+        """Persist one turn's new messages (`result.new_messages()`, never `all_messages()`), then run
+        the compaction cascade (unless `compact=False`). Returns the turn's commit: a compaction that
+        follows is a later commit (see `head`), and a failed compaction never undoes the turn."""
+        from . import cascade
+
+        events: list[CompactionEvent] = []
         with self.store.lock(self.name):
             commit = self._append_locked(messages, usage=usage, kind="turn")
+            self._measure_after_turn()
+            if compact:
+                events = cascade.after_append(self)
+        self._emit(events)
         return commit
+
+    def compact(self, *, focus: str | None = None) -> Commit:
+        """Full compaction now (the manual `/compact`), whatever the levels and the switch; then tier 3
+        if the result is still over the full level. `SessionBusy` if a turn holds the lock."""
+        from . import cascade
+
+        try:
+            with self.store.lock(self.name):
+                if not self._history:
+                    raise SessionStoreError(f"session {self.name!r} is empty: nothing to compact")
+                events = cascade.full_then_ultimate(self, focus=focus, raise_errors=True)
+        except SessionBusy:
+            raise
+        except LockTimeoutError as err:
+            raise SessionBusy(
+                f"session {self.name!r} is busy (another process holds its lock): nothing changed; "
+                "retry when its turn finishes"
+            ) from err
+        self._emit(events)
+        assert self._head is not None
+        return self._head
+
+    def subscribe(self, listener: Callable[[CompactionEvent], None]) -> None:
+        """Call `listener` with every compaction event of this session."""
+        self.listeners.append(listener)
+
+    def _emit(self, events: Sequence[CompactionEvent]) -> None:
+        for event in events:
+            for listener in self.listeners:
+                listener(event)
 
     def _append_locked(self, messages: Sequence[ModelMessage], *, usage: Any, kind: str) -> Commit:
         new = _check_messages(messages)
         sizes = estimate_messages(new)
         oid = self.store.objects.write(codec.encode(new))
+        extra: dict[str, Any] = {"sizes": sizes}
+        head = self._head.id if self._head else ""
+        if self._view_cache is not None and self._view_cache[0] == head:
+            view = self._view_cache[1]  # the request that produced this turn sent the micro view
+            if view.tokens_before > view.tokens_after:
+                extra["elided"] = view.tokens_before - view.tokens_after
         return self._commit(
-            kind, blob=oid, added=new, added_sizes=sizes, usage=usage_dict(usage), extra={"sizes": sizes}
+            kind, blob=oid, added=new, added_sizes=sizes, usage=usage_dict(usage), extra=extra
         )
 
     def _commit(
@@ -133,6 +229,8 @@ class Session:
         commit = self._log.append(line, body, self._head)
         if reset is not None:
             self._history, self._sizes = list(reset), list(added_sizes)
+            self._meter.reset(self._history, self._sizes)
+            self._view_cache = None
         else:
             self._history.extend(added)
             self._sizes.extend(added_sizes)

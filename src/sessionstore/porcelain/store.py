@@ -20,6 +20,9 @@ from ..plumbing.objects import ObjectStore
 from ..plumbing.refs import RefStore
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..compaction.events import CompactionEvent
     from .maintenance import FsckReport, GcReport
     from .session import Session
 
@@ -63,6 +66,8 @@ class SessionStore:
         self.refs = RefStore(root)
         self.logs_dir = root / "logs"
         self.locks_dir = root / "locks"
+        self.listeners: list[Callable[[CompactionEvent], None]] = []
+        """Called with every compaction event of every session opened from this store."""
 
     @classmethod
     def open(
