@@ -86,7 +86,7 @@ def format_tokens(count: int) -> str:
 
 
 def _level_text(g: Gauge, name: Literal["micro", "full"], level: int) -> str:
-    at = f"{name} at {math.floor(level * 100 / g.window)}%"
+    at = f"{name} at {round(level * 100 / g.window)}%"
     if g.used is None:
         return at
     if over_threshold(g.used, level):

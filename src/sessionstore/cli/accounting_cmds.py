@@ -1,0 +1,81 @@
+"""`session config` (effective settings and where each came from) and `session gauge NAME`.
+
+Both start without importing pydantic-ai or tiktoken: `gauge` reads the head commit's stored `tokens`
+from the log, so it is cheap enough for a shell prompt or a tmux status line. (Only a `--model` with a
+provider prefix imports pydantic-ai, to read that model's context window from its profile.)
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import orjson
+
+from ..accounting.settings import Settings
+from ..accounting.thresholds import levels, resolve_window
+from ..porcelain.gauge import format_gauge, gauge
+
+
+def _toml_value(value: Any) -> str:
+    """How a value would be written in [tool.sessionstore]: true, 0.2, ["a"], {"x": 1}."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return orjson.dumps(value).decode()
+    if isinstance(value, tuple | list | dict):
+        return orjson.dumps(list(value) if isinstance(value, tuple) else value).decode()
+    return repr(value)
+
+
+def _use_color(plain: bool) -> bool:
+    return not plain and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
+
+
+@click.command("config")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object: {key: {value, source}}.")
+def config(as_json: bool) -> None:
+    """Print the effective settings and where each value came from."""
+    settings = Settings.load(start=Path.cwd())
+    sources = settings.sources()
+    values = settings.as_dict()
+    if as_json:
+        data = {key: {"value": values[key], "source": sources[key]} for key in values}
+        click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+        return
+    width = max(len(key) for key in values)
+    rendered = {key: _toml_value(value) for key, value in values.items()}
+    value_width = min(max(len(text) for text in rendered.values()), 40)
+    for key, text in rendered.items():
+        click.echo(f"{key:<{width}} = {text:<{value_width}}  # {sources[key]}")
+
+
+@click.command("gauge")
+@click.argument("name")
+@click.option("--plain", is_flag=True, help="No colour (for tmux status lines and logs).")
+@click.option("--json", "as_json", is_flag=True, help="The reading as one JSON object.")
+@click.option("--model", default=None, help="Model whose window applies (default: the `model` setting).")
+@click.option("--window", type=int, default=None, help="Configured window in tokens (context_window_tokens).")
+@click.pass_context
+def gauge_cmd(
+    ctx: click.Context, name: str, plain: bool, as_json: bool, model: str | None, window: int | None
+) -> None:
+    """One line: how full NAME's context window is, and when compaction fires."""
+    from ..porcelain.store import SessionStore
+
+    settings = Settings.load(start=Path.cwd(), overrides={"context_window_tokens": window})
+    store = SessionStore.open(ctx.obj.get("store_path") if ctx.obj else None, create=False, settings=settings)
+    commit = store.resolve(name)
+    resolved = resolve_window(model or settings.model, settings)
+    reading = gauge(commit.tokens, resolved, levels(resolved, settings))
+    if as_json:
+        data = {"session": commit.session, "commit": commit.id, "seq": commit.seq, **reading.to_json()}
+        click.echo(orjson.dumps(data).decode())
+    else:
+        click.echo(format_gauge(reading, color=_use_color(plain)), color=_use_color(plain))
+
+
+COMMANDS: list[click.Command] = [config, gauge_cmd]
