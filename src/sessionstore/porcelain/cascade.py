@@ -75,7 +75,7 @@ def checkpoint_summaries(session: Session) -> list[str]:
 def micro_view(session: Session, level: int) -> MicroResult:
     """Tier 1 on the session's history, aiming under `level` after the measurement's bias."""
     m = session.measurement
-    bias = max(0, m.tokens - m.local)  # provider counts above our estimate: leave room for them
+    bias = m.tokens - m.local  # provider count minus our estimate (signed): aim in local terms
     return microcompact(
         session._history, session._sizes, level=max(0, level - bias), settings=session.store.settings
     )

@@ -1,0 +1,105 @@
+"""Running pydantic-ai agents on a session: one call per turn, or the pydantic-ai way, a capability.
+
+    result = run_turn(session, agent, "fix the failing test")              # sync
+    result = await run_turn_async(session, agent, "fix the failing test")  # async
+    # or, inside your own call:
+    agent.run_sync(prompt, message_history=session.history, capabilities=[SessionCapability(session)])
+
+The capability sends the micro view (tier 1) on every model request of the run, including the requests
+between tool calls, without touching the run's own history; after the run it persists
+`result.new_messages()` (never `all_messages()`: pydantic-ai repairs and merges the history it is
+given) with the run's usage, refreshes the measurement from the newest response and runs the cascade.
+A failed run keeps the previous measurement and persists nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic_ai.capabilities import AbstractCapability
+
+from ..accounting.thresholds import over_threshold
+from ..accounting.tokens import estimate_messages
+from ..compaction.micro import microcompact
+from . import cascade
+
+if TYPE_CHECKING:
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelMessage
+    from pydantic_ai.models import ModelRequestContext
+    from pydantic_ai.run import AgentRunResult
+    from pydantic_ai.tools import RunContext
+
+    from .session import Session
+
+
+def request_view(session: Session, messages: list[ModelMessage]) -> list[ModelMessage]:
+    """`messages` (the session's history plus what this run added) with tier 1 applied when due."""
+    settings = session.store.settings
+    if not settings.compaction_enabled or not messages:
+        return messages
+    known = len(session._history)
+    sizes = session._sizes[:known] if len(messages) >= known else []
+    sizes = sizes + estimate_messages(messages[len(sizes) :])
+    m = session.measurement
+    bias = m.tokens - m.local  # provider count minus our estimate for the stored history (signed)
+    _, lv = cascade.session_levels(session)
+    if not over_threshold(sum(sizes) + bias, lv.micro):
+        return messages
+    return microcompact(messages, sizes, level=max(0, lv.micro - bias), settings=settings).messages
+
+
+def _model_id(agent: Agent[Any, Any]) -> str | None:
+    model = agent.model
+    if model is None:
+        return None
+    if isinstance(model, str):
+        return model
+    system = getattr(model, "system", None)
+    name = getattr(model, "model_name", None)
+    return f"{system}:{name}" if system and name else name
+
+
+@dataclass
+class SessionCapability(AbstractCapability[Any]):
+    """Binds an agent run to a `Session` (see the module docstring)."""
+
+    session: Session
+
+    async def before_model_request(
+        self, ctx: RunContext[Any], request_context: ModelRequestContext
+    ) -> ModelRequestContext:
+        # Request-only: what is sent shrinks, the run's history (and so new_messages()) stays whole.
+        request_context.messages = request_view(self.session, list(request_context.messages))
+        return request_context
+
+    async def after_run(self, ctx: RunContext[Any], *, result: AgentRunResult[Any]) -> AgentRunResult[Any]:
+        await asyncio.to_thread(self.session.append, result.new_messages(), usage=result.usage)
+        return result
+
+    async def on_run_error(self, ctx: RunContext[Any], *, error: BaseException) -> AgentRunResult[Any]:
+        self.session.record_failure()
+        raise error
+
+
+def _kwargs(session: Session, agent: Agent[Any, Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    if session.model is None:
+        session.model = _model_id(agent)
+    capabilities = [*(kwargs.pop("capabilities", None) or ()), SessionCapability(session)]
+    return {"message_history": session.history, "capabilities": capabilities, **kwargs}
+
+
+def run_turn(
+    session: Session, agent: Agent[Any, Any], prompt: Any = None, **kwargs: Any
+) -> AgentRunResult[Any]:
+    """Run one agent turn on `session` and persist it (see the module docstring)."""
+    return agent.run_sync(prompt, **_kwargs(session, agent, kwargs))
+
+
+async def run_turn_async(
+    session: Session, agent: Agent[Any, Any], prompt: Any = None, **kwargs: Any
+) -> AgentRunResult[Any]:
+    """Async twin of `run_turn`: disk work runs in a thread, never on the event loop."""
+    return await agent.run(prompt, **_kwargs(session, agent, kwargs))
