@@ -300,3 +300,17 @@ def test_only_over_threshold_compares_tokens_with_levels() -> None:
     for path in sorted(SRC.rglob("*.py")):
         hits += level_comparisons(path.read_text(), str(path.relative_to(SRC)))
     assert hits == [], "compare through accounting.thresholds.over_threshold instead:\n" + "\n".join(hits)
+
+
+def test_cache_total_walks_blobs_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = TokenCache()
+    blobs = [(f"b{i}", [req(f"turn {i}"), resp()]) for i in range(50)]
+    expected = sum(estimate_messages([m for _, ms in blobs for m in ms]))
+    assert cache.total(blobs) == expected
+    calls: list[ModelMessage] = []
+    monkeypatch.setattr(thresholds, "estimate_message", lambda m: calls.append(m) or 1)
+    new_turn = ("b50", [req("new"), resp()])
+    assert cache.total([*blobs, new_turn]) == expected + 2
+    assert calls == new_turn[1]  # only the new turn is tokenized
+    cache.seed("b0", [100, 100])  # seeding replaces a blob's sizes and its total
+    assert cache.total(blobs[:1]) == 200

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -277,6 +277,8 @@ class TokenCache:
     """
 
     _blobs: dict[str, list[int | None]] = field(default_factory=dict)
+    _totals: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Per blob: (messages summed, their total), so walking a cached history is one lookup per blob."""
 
     def get(self, blob_id: str, index: int) -> int | None:
         sizes = self._blobs.get(blob_id)
@@ -289,10 +291,12 @@ class TokenCache:
         if index >= len(sizes):
             sizes.extend([None] * (index + 1 - len(sizes)))
         sizes[index] = size
+        self._totals.pop(blob_id, None)
 
     def seed(self, blob_id: str, sizes: Sequence[int]) -> None:
         """Record a blob's persisted per-message sizes."""
         self._blobs[blob_id] = list(sizes)
+        self._totals.pop(blob_id, None)
 
     def sizes(self, blob_id: str, messages: Sequence[ModelMessage]) -> list[int]:
         """Estimates for a blob's messages, tokenizing only the ones not cached."""
@@ -307,8 +311,20 @@ class TokenCache:
             result.append(size)
         return result
 
+    def total(self, blobs: Iterable[tuple[str, Sequence[ModelMessage]]]) -> int:
+        """Estimate of a history made of `(blob id, messages)` pairs; a fully cached blob costs one lookup."""
+        result = 0
+        for blob_id, messages in blobs:
+            known = self._totals.get(blob_id)
+            if known is None or known[0] != len(messages):
+                known = (len(messages), sum(self.sizes(blob_id, messages)))
+                self._totals[blob_id] = known
+            result += known[1]
+        return result
+
     def __len__(self) -> int:
         return sum(len(sizes) for sizes in self._blobs.values())
 
     def clear(self) -> None:
         self._blobs.clear()
+        self._totals.clear()
