@@ -10,6 +10,7 @@ three at the last acknowledged state; a crash leaves at most an orphan blob (gc)
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
     from ..compaction.events import CompactionEvent
     from ..compaction.micro import MicroResult
+    from ..memory.fileio import MemoryUpdate
     from .store import SessionStore
 
 
@@ -184,6 +186,32 @@ class Session:
         self._emit(events)
         assert self._head is not None
         return self._head
+
+    # -- session end: project memory ---------------------------------------------------------------
+
+    def __enter__(self) -> Session:
+        self._entered_at = self._head.id if self._head else ""
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._entered_at is not None and self._entered_at != (self._head.id if self._head else ""):
+            try:
+                self.end()
+            except SessionStoreError as err:  # memory must never mask the block's own outcome
+                warnings.warn(f"session {self.name!r}: MEMORY.md not updated: {err}", stacklevel=2)
+        self._entered_at = None
+
+    def end(self) -> MemoryUpdate:
+        """Record this session in the team's MEMORY.md (DESIGN §8): one dated bullet from the latest
+        checkpoint summary, else from the extractive summarizer. No MEMORY.md, nothing written."""
+        from ..compaction.extractive import summarize_extractive
+        from ..memory.append import record_session_end
+        from .cascade import summary_text
+
+        summary = (summary_text(self._history[0]) if self._history else None) or summarize_extractive(
+            self._history
+        )
+        return record_session_end(self.store.memory_path, self.name, summary, self.store.settings)
 
     def subscribe(self, listener: Callable[[CompactionEvent], None]) -> None:
         """Call `listener` with every compaction event of this session."""

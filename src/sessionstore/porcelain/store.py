@@ -100,6 +100,15 @@ class SessionStore:
         atomic_replace(root / "VERSION", f"{FORMAT_VERSION}\n".encode())  # last: marks the store complete
         fsync_dir(root.parent)
 
+    @property
+    def memory_path(self) -> Path:
+        """The team's MEMORY.md: at the git top level above the store, else beside the store."""
+        here = self.root.resolve()
+        for directory in here.parents:
+            if (directory / ".git").exists():
+                return directory / "MEMORY.md"
+        return here.parent / "MEMORY.md"
+
     # -- sessions -----------------------------------------------------------------------------------
 
     def log(self, name: str) -> Log:
