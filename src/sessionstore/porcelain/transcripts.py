@@ -82,9 +82,24 @@ def detect_format(path: Path) -> str:
 def read_transcript(path: Path, format: str = "auto") -> ImportedTranscript:
     """Convert the transcript at `path` into steps; `format="auto"` detects it from the content."""
     if format != "auto" and format not in FORMATS:
-        raise ImportFormatError(f"unknown import format {format!r}; choose auto, {', '.join(FORMATS)}")
+        choices = ", ".join(("auto", *FORMATS))
+        raise ImportFormatError(f"{path}: unknown import format {format!r}; choose one of {choices}")
     text = read_text(path)
-    fmt = _sniff(path, text) if format == "auto" else format
+    if format == "auto":
+        return _read_as(path, text, _sniff(path, text))
+    try:
+        return _read_as(path, text, format)
+    except ImportFormatError as err:
+        try:
+            guess = _sniff(path, text)
+        except ImportFormatError:
+            raise err from None
+        if guess == format:
+            raise
+        raise ImportFormatError(f"{err} (it looks like {guess}: try --format {guess})") from None
+
+
+def _read_as(path: Path, text: str, fmt: str) -> ImportedTranscript:
     if fmt == "pydantic-ai":
         messages = _read_pydantic_ai(path, text)
         return ImportedTranscript(fmt, split_steps(messages), path, suggest_name(path))
@@ -317,8 +332,8 @@ def _read_pydantic_ai(path: Path, text: str) -> list[ModelMessage]:
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(x) for x in first["loc"])
-        raise ImportFormatError(
-            f"{path}: not valid pydantic-ai messages (at {where}: {first['msg']}); check --format"
-        ) from None
+        detail = f"message {where}: {first['msg']}" if where else first["msg"]
+        message = f"{path}: not valid pydantic-ai messages ({detail}); check --format"
+        raise ImportFormatError(message) from None
     require_messages(path, messages, "pydantic-ai")
     return messages
