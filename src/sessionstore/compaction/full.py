@@ -1,0 +1,124 @@
+"""Tier 2, full compaction: one summary of everything before the verbatim tail (DESIGN §7).
+
+The new history is `[summary request, *tail]`. The summary request holds the skeleton summary as a
+`CompactionPart`, preceded by the `SystemPromptPart`s of the summarized messages: pydantic-ai adds
+system prompts only to an empty history, so dropping them with the head would silently lose them.
+A previous summary is element 0 of the next input, so successive compactions merge.
+
+When nothing precedes the tail under the budget rule (everything fits), the tail shrinks to the last
+user turn alone, so a manual compaction still compacts. When the history is a single user turn (nothing
+can precede it without splitting it), `CompactionError` says so: only tier 3 can shorten that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic_ai.messages import CompactionPart, ModelMessage, ModelRequest, SystemPromptPart
+from pydantic_ai.models import Model
+
+from sessionstore.accounting.settings import Settings
+from sessionstore.accounting.tokens import estimate_message
+from sessionstore.compaction.summarizer import summarize, summarize_async
+from sessionstore.compaction.turns import safe_cuts, select_tail, turn_starts
+from sessionstore.errors import CompactionError
+
+__all__ = [
+    "FullResult",
+    "full_compact",
+    "full_compact_async",
+    "split_point",
+    "summary_message",
+    "system_parts",
+]
+
+
+@dataclass(frozen=True)
+class FullResult:
+    """A compacted history `[summary request, *tail]` with its per-message estimates."""
+
+    messages: list[ModelMessage]
+    sizes: list[int]
+    tokens_before: int
+    tokens_after: int
+    summary: str
+
+
+def system_parts(messages: Sequence[ModelMessage]) -> list[SystemPromptPart]:
+    """The distinct system prompts of `messages`, oldest first (carried into the summary request)."""
+    seen: dict[str, SystemPromptPart] = {}
+    for msg in messages:
+        if isinstance(msg, ModelRequest):
+            for part in msg.parts:
+                if isinstance(part, SystemPromptPart) and part.content not in seen:
+                    seen[part.content] = part
+    return list(seen.values())
+
+
+def summary_message(summary: str, carried: Sequence[SystemPromptPart] = ()) -> ModelRequest:
+    """The request that replaces a compacted head: carried system prompts, then the summary."""
+    return ModelRequest(parts=[*carried, CompactionPart(content=summary)])
+
+
+def split_point(history: Sequence[ModelMessage], sizes: Sequence[int], budget: int) -> int:
+    """Where tier 2 cuts: `select_tail`, or the last safe user-turn start when that keeps everything."""
+    start = select_tail(history, sizes, budget)
+    if start == 0:
+        safe = safe_cuts(history)
+        starts = [i for i in turn_starts(history) if safe[i]]
+        start = starts[-1] if starts else 0
+    if start == 0:
+        raise CompactionError(
+            f"nothing to compact: the history ({len(history)} messages, {sum(sizes)} tokens) is one user "
+            "turn that stays verbatim; only ultimate compaction (tier 3) can shorten it"
+        )
+    return start
+
+
+def _result(history: Sequence[ModelMessage], sizes: Sequence[int], start: int, summary: str) -> FullResult:
+    head = summary_message(summary, system_parts(history[:start]))
+    messages = [head, *history[start:]]
+    new_sizes = [estimate_message(head), *sizes[start:]]
+    return FullResult(messages, new_sizes, sum(sizes), sum(new_sizes), summary)
+
+
+def _check(history: Sequence[ModelMessage], sizes: Sequence[int]) -> None:
+    if len(sizes) != len(history):
+        raise ValueError(f"sizes has {len(sizes)} entries for {len(history)} messages")
+
+
+def full_compact(
+    history: Sequence[ModelMessage],
+    sizes: Sequence[int],
+    *,
+    settings: Settings,
+    full_level: int,
+    focus: str | None = None,
+    model: Model | str | None = None,
+) -> FullResult:
+    """Summarize everything before the tail (budget: min(keep_recent_tokens, full_level // 2)).
+
+    Raises `CompactionError` when the summary fails or there is nothing before the tail; the input is
+    never modified, so a failure leaves the caller's history as it was.
+    """
+    _check(history, sizes)
+    start = split_point(history, sizes, min(settings.keep_recent_tokens, full_level // 2))
+    summary = summarize(history[:start], settings=settings, focus=focus, model=model)
+    return _result(history, sizes, start, summary)
+
+
+async def full_compact_async(
+    history: Sequence[ModelMessage],
+    sizes: Sequence[int],
+    *,
+    settings: Settings,
+    full_level: int,
+    focus: str | None = None,
+    model: Model | str | None = None,
+) -> FullResult:
+    """Async twin of `full_compact` (the summary model is awaited, not run on a nested loop)."""
+    _check(history, sizes)
+    start = split_point(history, sizes, min(settings.keep_recent_tokens, full_level // 2))
+    summary = await summarize_async(history[:start], settings=settings, focus=focus, model=model)
+    return _result(history, sizes, start, summary)

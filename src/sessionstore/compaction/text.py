@@ -1,0 +1,131 @@
+"""Text helpers shared by the summarizers and tier 3: part text, head+tail shortening, transcripts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+from pydantic_ai.messages import (
+    CompactionPart,
+    ModelMessage,
+    ModelRequest,
+    RetryFeedbackPart,
+    SystemPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+
+from sessionstore.accounting.thresholds import over_threshold
+from sessionstore.accounting.tokens import count_text
+
+__all__ = ["as_text", "render_transcript", "shorten_chars", "shorten_tokens", "user_text"]
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, bytes | bytearray | memoryview):
+        return f"<{len(value)} bytes>"
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    if hasattr(value, "__dict__"):
+        return {k: v for k, v in vars(value).items() if not k.startswith("_")}
+    return repr(value)
+
+
+def as_text(value: Any) -> str:
+    """A string as-is, None as '', anything else as compact JSON (how structured data reaches a model)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        return orjson.dumps(value, default=_default, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return repr(value)
+
+
+def user_text(part: UserPromptPart) -> str:
+    """The text of a user prompt; media items become a short placeholder."""
+    if isinstance(part.content, str):
+        return part.content
+    pieces: list[str] = []
+    for item in part.content:
+        if isinstance(item, str):
+            pieces.append(item)
+        elif isinstance(getattr(item, "content", None), str):
+            pieces.append(item.content)
+        else:
+            pieces.append(f"[{getattr(item, 'kind', type(item).__name__)}]")
+    return "\n".join(pieces)
+
+
+def shorten_chars(text: str, limit: int, what: str = "chars") -> str:
+    """Head and tail of `text` within about `limit` characters, with a marker saying how much went."""
+    if len(text) <= limit:
+        return text
+    head = max(limit * 2 // 3, 0)
+    tail = max(limit - head, 0)
+    cut = len(text) - head - tail
+    return f"{text[:head]}\n[... {cut} {what} elided ...]\n{text[len(text) - tail :] if tail else ''}"
+
+
+def shorten_tokens(text: str, max_tokens: int) -> str:
+    """Head and tail of `text` within `max_tokens` (cl100k), with a marker; `text` if it already fits.
+
+    Starts from a 3-chars-per-token guess and shrinks by a quarter until it fits, so dense text (code,
+    CJK, emoji) converges too. With a budget below the marker's own cost the result is ''.
+    """
+    if not over_threshold(count_text(text), max_tokens):
+        return text
+    limit = min(len(text), max(max_tokens * 3, 1))
+    while limit > 0:
+        candidate = shorten_chars(text, limit)
+        if not over_threshold(count_text(candidate), max_tokens):
+            return candidate
+        limit = limit * 3 // 4
+    return ""
+
+
+def render_transcript(messages: Sequence[ModelMessage], *, max_part_chars: int = 4000) -> str:
+    """A plain-text transcript for a summarizer: one labelled block per part, long parts shortened.
+
+    The closing `</transcript>` tag is neutralized inside content so a transcript cannot end its own
+    data block and smuggle instructions into the prompt around it.
+    """
+    lines: list[str] = []
+    for msg in messages:
+        request = isinstance(msg, ModelRequest)
+        for part in msg.parts:
+            label, body = _label(part, request)
+            if label is None:
+                continue
+            body = shorten_chars(body, max_part_chars).replace("</transcript>", "</ transcript>")
+            lines.append(f"[{label}] {body}")
+    return "\n".join(lines)
+
+
+def _label(part: Any, request: bool) -> tuple[str | None, str]:
+    if isinstance(part, UserPromptPart):
+        return "user", user_text(part)
+    if isinstance(part, SystemPromptPart):
+        return "system", part.content
+    if isinstance(part, CompactionPart):
+        return ("earlier summary" if request else "provider summary"), part.content or ""
+    if isinstance(part, TextPart):
+        return "assistant", part.content
+    if isinstance(part, ThinkingPart):
+        return "assistant thinking", part.content
+    if isinstance(part, ToolCallPart):
+        return f"tool call {part.tool_name} id={part.tool_call_id}", as_text(part.args)
+    if isinstance(part, ToolReturnPart):
+        return f"tool result {part.tool_name} id={part.tool_call_id} {part.outcome}", as_text(part.content)
+    if isinstance(part, RetryFeedbackPart):
+        return "retry feedback", as_text(part.content)
+    kind = getattr(part, "part_kind", "")
+    if "tool" in kind and hasattr(part, "tool_name"):
+        payload = getattr(part, "args", None) if "call" in kind else getattr(part, "content", None)
+        return f"{kind} {part.tool_name}", as_text(payload)
+    return None, ""
