@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..accounting.thresholds import Measurement, Meter, over_threshold
+from ..accounting.thresholds import Measurement, Meter, measure, model_capacity, over_threshold
 from ..accounting.tokens import estimate_messages
 from ..errors import CorruptLogError, SessionBusy, SessionStoreError, UnknownRevision
 from ..errors import LockTimeout as LockTimeoutError
@@ -121,6 +121,23 @@ class Session:
                 anchor=m.anchor,
                 anchor_tokens=m.anchor_tokens + elided,
             )
+
+    def _context_fields(self, new: list[ModelMessage], sizes: list[int], elided: int) -> dict[str, Any]:
+        """What `session gauge` needs from a turn's line, so it never loads messages or pydantic-ai:
+        the model, its known capacity, and the measured prefix when the turn's response has usage."""
+        from .cascade import model_of
+
+        fields: dict[str, Any] = {}
+        model = self.model or model_of(new) or (self._head.extra.get("model") if self._head else None)
+        if model:
+            fields["model"] = model
+            capacity = model_capacity(model)
+            if capacity:
+                fields["capacity"] = capacity
+        m = measure(new, sizes)
+        if m.anchor is not None:
+            fields["measured"] = m.tokens + elided
+        return fields
 
     def record_failure(self) -> None:
         """A model request failed: keep the previous measurement (DESIGN §6 refresh rules)."""
@@ -232,6 +249,7 @@ class Session:
             view = self._view_cache[1]  # the request that produced this turn sent the micro view
             if view.tokens_before > view.tokens_after:
                 extra["elided"] = view.tokens_before - view.tokens_after
+        extra.update(self._context_fields(new, sizes, extra.get("elided", 0)))
         return self._commit(
             kind, blob=oid, added=new, added_sizes=sizes, usage=usage_dict(usage), extra=extra
         )
