@@ -1,0 +1,85 @@
+"""Durable file primitives: atomic replace, exclusive create, synced appends that undo a failed write."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from sessionstore.plumbing import fsutil
+
+
+def test_atomic_replace_leaves_only_the_new_content(tmp_path) -> None:
+    path = tmp_path / "f"
+    fsutil.atomic_replace(path, b"one")
+    fsutil.atomic_replace(path, b"two")
+    assert path.read_bytes() == b"two"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f"]
+
+
+def test_atomic_replace_failure_keeps_the_old_file(tmp_path, monkeypatch) -> None:
+    path = tmp_path / "f"
+    fsutil.atomic_replace(path, b"old")
+
+    def boom(fd: int) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(fsutil, "_datasync", boom)
+    with pytest.raises(OSError, match="disk full"):
+        fsutil.atomic_replace(path, b"new")
+    assert path.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f"]
+
+
+def test_create_exclusive_never_replaces(tmp_path) -> None:
+    path = tmp_path / "ref"
+    assert fsutil.create_exclusive(path, b"first")
+    assert not fsutil.create_exclusive(path, b"second")
+    assert path.read_bytes() == b"first"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ref"]
+
+
+def test_append_durable_returns_offsets(tmp_path) -> None:
+    path = tmp_path / "log"
+    assert fsutil.append_durable(path, b"abc\n") == 0
+    assert fsutil.append_durable(path, b"de\n") == 4
+    assert path.read_bytes() == b"abc\nde\n"
+
+
+def test_a_failed_append_is_cut_back(tmp_path, monkeypatch) -> None:
+    path = tmp_path / "log"
+    fsutil.append_durable(path, b"abc\n")
+
+    def boom(fd: int) -> None:
+        raise OSError("EIO")
+
+    monkeypatch.setattr(fsutil, "_datasync", boom)
+    with pytest.raises(OSError, match="EIO"):
+        fsutil.append_durable(path, b"partial line\n")
+    assert path.read_bytes() == b"abc\n"
+
+
+def test_append_does_not_follow_a_symlink(tmp_path) -> None:
+    target = tmp_path / "elsewhere"
+    target.write_bytes(b"keep")
+    (tmp_path / "log").symlink_to(target)
+    with pytest.raises(OSError):
+        fsutil.append_durable(tmp_path / "log", b"x\n")
+    assert target.read_bytes() == b"keep"
+
+
+def test_truncate_and_fsync_dir(tmp_path) -> None:
+    path = tmp_path / "log"
+    path.write_bytes(b"whole\ntorn")
+    fsutil.truncate_durable(path, 6)
+    assert path.read_bytes() == b"whole\n"
+    fsutil.fsync_dir(tmp_path)
+    with pytest.raises(NotADirectoryError):
+        fsutil.fsync_dir(path)
+
+
+def test_write_temp_cleans_up_on_failure(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(fsutil, "_datasync", lambda fd: (_ for _ in ()).throw(OSError("no")))
+    with pytest.raises(OSError):
+        fsutil.write_temp(tmp_path, b"data")
+    assert os.listdir(tmp_path) == []

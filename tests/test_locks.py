@@ -1,0 +1,101 @@
+"""Locks: real exclusion between processes and threads, LockTimeout naming the session, no symlinks."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+
+import pytest
+
+from helpers.messages import tagged_turn
+from helpers.procs import spawn
+from sessionstore.accounting.settings import Settings
+from sessionstore.errors import LockTimeout, SessionStoreError
+from sessionstore.plumbing.locks import STORE_LOCK, locked
+from sessionstore.porcelain.store import SessionStore
+
+
+def test_a_symlinked_lock_file_is_refused_and_its_target_untouched(store: SessionStore, tmp_path) -> None:
+    target = tmp_path / "precious"
+    target.write_bytes(b"do not touch")
+    before = target.stat()
+    (store.locks_dir / "victim.lock").symlink_to(target)
+    session = store.session("victim")
+    with pytest.raises(SessionStoreError, match="symlink"):
+        session.append(tagged_turn(0, 0))
+    assert target.read_bytes() == b"do not touch"
+    assert (target.stat().st_mtime_ns, target.stat().st_size) == (before.st_mtime_ns, before.st_size)
+    assert session.persisted_count == 0 and not store.exists("victim")
+
+
+def test_a_dangling_symlink_is_not_created_through(store: SessionStore, tmp_path) -> None:
+    target = tmp_path / "would-be-created"
+    (store.locks_dir / "victim.lock").symlink_to(target)
+    with pytest.raises(SessionStoreError, match="symlink"), store.lock("victim"):
+        pass
+    assert not target.exists()
+
+
+def test_a_directory_in_place_of_the_lock_is_refused(store: SessionStore) -> None:
+    (store.locks_dir / "odd.lock").mkdir()
+    with pytest.raises(SessionStoreError, match="not a regular file"), store.lock("odd"):
+        pass
+
+
+@pytest.mark.slow
+def test_lock_timeout_names_the_session_held_by_another_process(tmp_path) -> None:
+    store = SessionStore.open(tmp_path / "s", settings=Settings(lock_timeout_s=0.2))
+    session = store.session("busy")
+    holder = spawn("hold_lock.py", store.root, "busy", stdin=subprocess.PIPE)
+    try:
+        assert holder.stdout and holder.stdout.readline().strip() == "locked"
+        started = time.monotonic()
+        with pytest.raises(LockTimeout, match="session 'busy'") as err:
+            session.append(tagged_turn(0, 0))
+        assert 0.15 < time.monotonic() - started < 5
+        assert "lock_timeout_s" in str(err.value)
+        assert session.persisted_count == 0 and not store.exists("busy")
+    finally:
+        assert holder.stdin
+        holder.stdin.close()
+        holder.wait(timeout=10)
+    session.append(tagged_turn(0, 0))  # released with the process: the next writer proceeds
+    assert session.persisted_count == 2
+
+
+def test_threads_of_one_process_exclude_each_other(store: SessionStore) -> None:
+    inside = 0
+    peak = 0
+    guard = threading.Lock()
+
+    def work() -> None:
+        nonlocal inside, peak
+        for _ in range(20):
+            with store.lock("t"):
+                with guard:
+                    inside += 1
+                    peak = max(peak, inside)
+                time.sleep(0.0005)
+                with guard:
+                    inside -= 1
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert peak == 1
+
+
+def test_the_lock_is_not_reentrant_and_times_out_naming_the_store(tmp_path) -> None:
+    store = SessionStore.open(tmp_path / "s", settings=Settings(lock_timeout_s=0.05))
+    with store.store_lock():
+        with pytest.raises(LockTimeout, match=f"store {store.root}"), store.store_lock():
+            pass
+        with store.lock("other"):  # other locks stay free
+            pass
+    with locked(store.locks_dir, STORE_LOCK, 0.05):
+        pass
+    assert not os.path.islink(store.locks_dir / "store.lock")

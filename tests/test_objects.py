@@ -1,0 +1,74 @@
+"""Blobs: named by the sha256 of their exact bytes, verified on read, never overwritten."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sessionstore.errors import CorruptObjectError
+from sessionstore.plumbing.objects import ObjectStore, hash_bytes, is_object_id
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.binary(max_size=2048))
+def test_write_read_round_trip(tmp_path_factory, data: bytes) -> None:
+    objects = ObjectStore(tmp_path_factory.mktemp("o"))
+    oid = objects.write(data)
+    assert oid == hashlib.sha256(data).hexdigest() == hash_bytes(data)
+    assert objects.path(oid) == objects.dir / oid[:2] / oid[2:]
+    assert objects.read(oid) == data and objects.exists(oid)
+    assert list(objects) == [oid]
+
+
+def test_an_existing_object_is_kept_and_touched_not_rewritten(tmp_path) -> None:
+    objects = ObjectStore(tmp_path)
+    oid = objects.write(b"same")
+    path = objects.path(oid)
+    os.utime(path, (1_600_000_000, 1_600_000_000))
+    inode = path.stat().st_ino
+    assert objects.write(b"same") == oid
+    assert path.stat().st_ino == inode  # the same file, not a replacement
+    assert path.stat().st_mtime > 1_600_000_000  # gc's grace counts from now
+    assert not list(objects.stray_temps())
+
+
+def test_a_flipped_byte_is_named_on_read(tmp_path) -> None:
+    objects = ObjectStore(tmp_path)
+    oid = objects.write(b'{"kind":"request"}\n')
+    path = objects.path(oid)
+    data = bytearray(path.read_bytes())
+    data[3] ^= 0x01
+    path.write_bytes(bytes(data))
+    with pytest.raises(CorruptObjectError, match=oid[:12]) as err:
+        objects.read(oid)
+    assert "corrupt" in str(err.value)
+
+
+def test_a_missing_object_is_named(tmp_path) -> None:
+    objects = ObjectStore(tmp_path)
+    oid = "ab" * 32
+    with pytest.raises(CorruptObjectError, match=f"object {oid[:12]} is missing"):
+        objects.read(oid)
+
+
+@pytest.mark.parametrize("bad", ["", "abc", "g" * 64, "A" * 64, "../" + "a" * 61])
+def test_malformed_ids_never_become_paths(tmp_path, bad: str) -> None:
+    assert not is_object_id(bad)
+    with pytest.raises(CorruptObjectError, match="malformed object id"):
+        ObjectStore(tmp_path).path(bad)
+
+
+def test_iteration_skips_temps_and_strays(tmp_path) -> None:
+    objects = ObjectStore(tmp_path)
+    oid = objects.write(b"x")
+    (objects.dir / oid[:2] / ".tmp-crashed").write_bytes(b"half")
+    (objects.dir / "zz").mkdir()
+    (objects.dir / "README").write_text("not an object")
+    assert list(objects) == [oid]
+    assert [p.name for p in objects.stray_temps()] == [".tmp-crashed"]
+    objects.delete(oid)
+    assert not objects.exists(oid) and list(objects) == []
