@@ -60,12 +60,10 @@ from pydantic_ai.usage import RequestUsage
 
 from sessionstore.porcelain.transcripts import (
     ImportedTranscript,
+    as_str,
+    build_transcript,
     iter_jsonl,
     parse_time,
-    repair_tool_pairs,
-    require_messages,
-    split_steps,
-    suggest_name,
 )
 
 _FINISH: dict[str, FinishReason] = {
@@ -88,7 +86,7 @@ def read_claude_code(path: Path, text: str) -> ImportedTranscript:
         kind = line.get("type")
         if kind not in ("user", "assistant", "system") or line.get("isSidechain"):
             continue
-        session_id = session_id or _str(line.get("sessionId"))
+        session_id = session_id or as_str(line.get("sessionId"))
         when = parse_time(line.get("timestamp")) or builder.last_time
         builder.last_time = when
         if kind == "system":
@@ -104,9 +102,7 @@ def read_claude_code(path: Path, text: str) -> ImportedTranscript:
             builder.summary(_plain_text(message.get("content")), when)
         elif not line.get("isVisibleInTranscriptOnly"):
             builder.user(message.get("content"), when, meta=bool(line.get("isMeta")))
-    messages = repair_tool_pairs(builder.finish())
-    require_messages(path, messages, "Claude Code")
-    return ImportedTranscript("claude-code", split_steps(messages), path, suggest_name(path, session_id))
+    return build_transcript(path, "claude-code", "Claude Code", builder.finish(), session_id)
 
 
 @dataclass
@@ -137,7 +133,7 @@ class _Builder:
         if message.get("model") == "<synthetic>":
             return
         parts = [p for block in _blocks(message.get("content")) if (p := self._response_part(block))]
-        msg_id = _str(message.get("id"))
+        msg_id = as_str(message.get("id"))
         usage = _usage(message.get("usage"))
         finish = _FINISH.get(str(message.get("stop_reason")))
         current = self.response
@@ -147,7 +143,7 @@ class _Builder:
             current.finish = finish or current.finish
             return
         self._flush()
-        self.response = _Response(msg_id, parts, usage, _str(message.get("model")), when, finish)
+        self.response = _Response(msg_id, parts, usage, as_str(message.get("model")), when, finish)
 
     def user(self, content: object, when: datetime, *, meta: bool) -> None:
         if isinstance(content, list) and any(_is_block(b, "tool_result") for b in content):
@@ -208,22 +204,22 @@ class _Builder:
     def _response_part(self, block: dict[str, Any]) -> ModelResponsePart | None:
         kind = block.get("type")
         if kind == "text":
-            return TextPart(content=_str(block.get("text")) or "")
+            return TextPart(content=as_str(block.get("text")) or "")
         if kind == "thinking":
             return ThinkingPart(
-                content=_str(block.get("thinking")) or "",
-                signature=_str(block.get("signature")),
+                content=as_str(block.get("thinking")) or "",
+                signature=as_str(block.get("signature")),
                 provider_name="anthropic",
             )
         if kind == "redacted_thinking":
             return ThinkingPart(
                 content="",
                 id="redacted_thinking",
-                signature=_str(block.get("data")),
+                signature=as_str(block.get("data")),
                 provider_name="anthropic",
             )
         if kind in ("tool_use", "server_tool_use"):
-            call_id, name = _str(block.get("id")) or "", _str(block.get("name")) or "unknown"
+            call_id, name = as_str(block.get("id")) or "", as_str(block.get("name")) or "unknown"
             args = block.get("input") if isinstance(block.get("input"), dict) else {}
             if kind == "server_tool_use":
                 return NativeToolCallPart(
@@ -235,13 +231,13 @@ class _Builder:
             return NativeToolReturnPart(
                 tool_name=kind.removesuffix("_tool_result"),
                 content=block.get("content"),
-                tool_call_id=_str(block.get("tool_use_id")) or "",
+                tool_call_id=as_str(block.get("tool_use_id")) or "",
                 provider_name="anthropic",
             )
         return TextPart(content=f"[{kind} block]")
 
     def _tool_return(self, block: dict[str, Any], when: datetime) -> ToolReturnPart:
-        call_id = _str(block.get("tool_use_id")) or ""
+        call_id = as_str(block.get("tool_use_id")) or ""
         return ToolReturnPart(
             tool_name=self.tool_names.get(call_id, "unknown"),
             content=_tool_content(block.get("content")),
@@ -249,10 +245,6 @@ class _Builder:
             timestamp=when,
             outcome="failed" if block.get("is_error") is True else "success",
         )
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def _is_block(block: object, kind: str) -> bool:
@@ -266,7 +258,7 @@ def _blocks(content: object) -> list[dict[str, Any]]:
 
 
 def _plain_text(content: object) -> str:
-    return "\n".join(_str(b.get("text")) or "" for b in _blocks(content) if b.get("type") == "text")
+    return "\n".join(as_str(b.get("text")) or "" for b in _blocks(content) if b.get("type") == "text")
 
 
 def _items(content: object) -> list[Any]:
@@ -275,7 +267,7 @@ def _items(content: object) -> list[Any]:
     for block in _blocks(content):
         kind = block.get("type")
         if kind == "text":
-            items.append(_str(block.get("text")) or "")
+            items.append(as_str(block.get("text")) or "")
         elif kind == "image":
             items.append(_image(block.get("source")))
         else:

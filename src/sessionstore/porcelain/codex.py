@@ -44,12 +44,10 @@ from pydantic_ai.usage import RequestUsage
 
 from sessionstore.porcelain.transcripts import (
     ImportedTranscript,
+    as_str,
+    build_transcript,
     iter_jsonl,
     parse_time,
-    repair_tool_pairs,
-    require_messages,
-    split_steps,
-    suggest_name,
 )
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -71,23 +69,21 @@ def read_codex(path: Path, text: str) -> ImportedTranscript:
         when = parse_time(line.get("timestamp")) or builder.last_time
         builder.last_time = when
         if kind == "session_meta":
-            session_id = session_id or _str(payload.get("id"))
+            session_id = session_id or as_str(payload.get("id"))
         elif kind == "turn_context":
-            builder.model = _str(payload.get("model")) or builder.model
+            builder.model = as_str(payload.get("model")) or builder.model
         elif kind == "compacted":
-            builder.compaction(_str(payload.get("message")) or "", when)
+            builder.compaction(as_str(payload.get("message")) or "", when)
         elif kind == "response_item":
             builder.item(payload, when)
         elif kind == "event_msg":
             if payload.get("type") == "user_message" and not prompts_in_items:
                 builder.request_part(
-                    UserPromptPart(content=_str(payload.get("message")) or "", timestamp=when)
+                    UserPromptPart(content=as_str(payload.get("message")) or "", timestamp=when)
                 )
             elif payload.get("type") == "token_count":
                 builder.token_count(payload.get("info"))
-    messages = repair_tool_pairs(builder.finish())
-    require_messages(path, messages, "Codex")
-    return ImportedTranscript("codex", split_steps(messages), path, suggest_name(path, session_id))
+    return build_transcript(path, "codex", "Codex", builder.finish(), session_id)
 
 
 @dataclass
@@ -118,19 +114,19 @@ class _Builder:
             texts = _texts(item.get("summary")) or _texts(item.get("content"))
             thinking = ThinkingPart(
                 content="\n\n".join(texts),
-                id=_str(item.get("id")),
-                signature=_str(item.get("encrypted_content")),
+                id=as_str(item.get("id")),
+                signature=as_str(item.get("encrypted_content")),
                 provider_name="openai",
             )
             self.response_part(thinking, when)
         elif kind in ("function_call", "custom_tool_call"):
-            call_id = _str(item.get("call_id")) or _str(item.get("id")) or ""
-            name = (_str(item.get("namespace")) or "") + (_str(item.get("name")) or "unknown")
+            call_id = as_str(item.get("call_id")) or as_str(item.get("id")) or ""
+            name = (as_str(item.get("namespace")) or "") + (as_str(item.get("name")) or "unknown")
             args = item.get("arguments") if kind == "function_call" else item.get("input")
             self.tool_names[call_id] = name
             self.response_part(ToolCallPart(tool_name=name, args=_args(args), tool_call_id=call_id), when)
         elif kind in _OUTPUTS:
-            call_id = _str(item.get("call_id")) or ""
+            call_id = as_str(item.get("call_id")) or ""
             output = item.get("output")
             content = output if isinstance(output, str) else "\n".join(_texts(output))
             name = self.tool_names.get(call_id, "unknown")
@@ -199,10 +195,6 @@ class _Builder:
 def _payload(line: dict[str, Any]) -> dict[str, Any]:
     payload = line.get("payload")
     return payload if isinstance(payload, dict) else {}
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def _texts(content: object) -> list[str]:

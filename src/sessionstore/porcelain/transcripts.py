@@ -278,12 +278,21 @@ def _interrupted_return(call: ToolCallPart, when: datetime) -> ToolReturnPart:
     )
 
 
-def require_messages(path: Path, messages: list[ModelMessage], fmt: str) -> None:
-    """Refuse a file that held no conversation at all, naming the likely cause."""
+def build_transcript(
+    path: Path, fmt: str, label: str, messages: list[ModelMessage], session_id: str | None
+) -> ImportedTranscript:
+    """The result of a foreign-format reader: tool pairs repaired, split into steps, refused if empty."""
+    messages = repair_tool_pairs(messages)
     if not messages:
         raise ImportFormatError(
-            f"{path}: no {fmt} messages found; check --format (or the file is not a transcript)"
+            f"{path}: no {label} messages found; check --format (or the file is not a transcript)"
         )
+    return ImportedTranscript(fmt, split_steps(messages), path, suggest_name(path, session_id))
+
+
+def as_str(value: object) -> str | None:
+    """`value` if it is a string (transcript fields are loosely typed), else None."""
+    return value if isinstance(value, str) else None
 
 
 # --- detection and the pydantic-ai format ----------------------------------------------------------
@@ -335,5 +344,6 @@ def _read_pydantic_ai(path: Path, text: str) -> list[ModelMessage]:
         detail = f"message {where}: {first['msg']}" if where else first["msg"]
         message = f"{path}: not valid pydantic-ai messages ({detail}); check --format"
         raise ImportFormatError(message) from None
-    require_messages(path, messages, "pydantic-ai")
+    if not messages:
+        raise ImportFormatError(f"{path}: an empty message list; nothing to import")
     return messages
