@@ -1,0 +1,149 @@
+"""`session init`, `list`, `fsck` and `gc`: the store as a whole.
+
+`list` reads one head line per session and the checkpoint refs, never a blob: it must not import
+pydantic-ai (a subprocess test pins it).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+import orjson
+
+from ..accounting.settings import Settings
+from ..errors import NotAStoreError
+from ..porcelain import maintenance
+from ..porcelain.store import SessionInfo, SessionStore
+from .output import (
+    emit,
+    number,
+    open_store,
+    painter,
+    plural,
+    progress,
+    relative_time,
+    short_id,
+    store_path,
+)
+
+
+@click.command("init")
+@click.pass_context
+def init_cmd(ctx: click.Context) -> None:
+    """Create the session store (default: .sessions at the git top level)."""
+    try:
+        existing = open_store(ctx, create=False)
+    except NotAStoreError:  # not a store yet; a path that cannot become one is refused by the create
+        existing = None
+    if existing is not None:
+        count = plural(len(existing.sessions()), "session")
+        click.echo(f"{existing.root} is already a session store ({count})")
+        return
+    store = SessionStore.open(store_path(ctx), create=True, settings=Settings.load())
+    click.echo(f"Initialized empty session store in {store.root.resolve()}")
+
+
+def gauge_cell(info: SessionInfo, settings: Settings) -> str:
+    """The context column of `session list`: the local token estimate of the head.
+
+    The hook for the gauge of DESIGN §9 (○ ◔ ◑ ◕ ● and a percentage of the resolved window): replace
+    the body with `porcelain.gauge` once it exists, keeping it free of pydantic-ai imports.
+    """
+    return f"{number(info.tokens)} tok"
+
+
+@click.command("list")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per session, per line.")
+@click.pass_context
+def list_cmd(ctx: click.Context, as_json: bool) -> None:
+    """List sessions: messages, context, checkpoints and when each last changed."""
+    store = open_store(ctx)
+    infos = [store.info(name) for name in store.sessions()]
+    if as_json:
+        for info in infos:
+            head = info.head
+            record = {
+                "name": info.name,
+                "messages": info.count,
+                "tokens": info.tokens,
+                "checkpoints": info.checkpoints,
+                "head": head.id if head else None,
+                "seq": head.seq if head else 0,
+                "time": head.time if head else None,
+            }
+            click.echo(orjson.dumps(record).decode())
+        return
+    if not infos:
+        click.echo("no sessions yet: `session import FILE` brings one in", err=True)
+        return
+    paint = painter()
+    rows = [
+        (
+            info.name,
+            plural(info.count, "msg"),
+            gauge_cell(info, store.settings),
+            plural(info.checkpoints, "checkpoint") if info.checkpoints else "",
+            relative_time(info.head.time) if info.head else "empty",
+            short_id(info.head.id if info.head else None),
+        )
+        for info in infos
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    emit(
+        f"  {paint(name.ljust(widths[0]), bold=True)}  {msgs.rjust(widths[1])}  {gauge.rjust(widths[2])}  "
+        f"{ckpts.ljust(widths[3])}  {when.ljust(widths[4])}  {paint(head, fg='yellow')}".rstrip()
+        for name, msgs, gauge, ckpts, when, head in rows
+    )
+
+
+@click.command("fsck")
+@click.option("--repair", is_flag=True, help="Cut torn log tails and recreate missing checkpoint refs.")
+@click.pass_context
+def fsck_cmd(ctx: click.Context, repair: bool) -> None:
+    """Verify every log, blob and checkpoint ref; exit 1 while problems remain."""
+    store = open_store(ctx)
+    with progress("checking sessions") as bar:
+        report = maintenance.fsck(store, repair=repair, progress=bar)
+    paint = painter()
+    for line in report.repaired:
+        click.echo(f"{paint('repaired', fg='green')}: {line}")
+    for line in report.problems:
+        click.echo(f"{paint('problem', fg='red')}: {line}")
+    summary = (
+        f"checked {plural(report.sessions, 'session')}, {plural(report.commits, 'commit')}, "
+        f"{plural(report.objects, 'object')}"
+    )
+    if report.ok:
+        click.echo(f"{summary}: ok")
+        return
+    fix = "" if repair else "; `session fsck --repair` fixes what is derivable"
+    click.echo(f"{summary}: {plural(len(report.problems), 'problem')}{fix}", err=True)
+    sys.exit(1)
+
+
+@click.command("gc")
+@click.option(
+    "--grace",
+    "grace_days",
+    type=click.FloatRange(min=0),
+    default=14.0,
+    show_default=True,
+    help="Keep unreachable blobs younger than this many days.",
+)
+@click.option("--dry-run", is_flag=True, help="Report what would be removed; delete nothing.")
+@click.pass_context
+def gc_cmd(ctx: click.Context, grace_days: float, dry_run: bool) -> None:
+    """Delete blobs no session reaches that are older than the grace period."""
+    store = open_store(ctx)
+    with progress("collecting garbage") as bar:
+        report = maintenance.gc(store, grace_days=grace_days, dry_run=dry_run, progress=bar)
+    verb = "would remove" if dry_run else "removed"
+    click.echo(
+        f"{verb} {plural(len(report.removed), 'unreachable object')} ({number(report.freed_bytes)} bytes); "
+        f"kept {number(report.kept_young)} younger than {grace_days:g} days and "
+        f"{number(report.reachable)} reachable"
+    )
+
+
+COMMANDS: list[click.Command] = [init_cmd, list_cmd, fsck_cmd, gc_cmd]

@@ -1,0 +1,91 @@
+"""`session import` and `session export`: transcripts in and out of the store.
+
+Both load pydantic-ai, so every such import sits inside the command functions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .output import fail, number, open_store, plural, progress, short_id, stdout_bytes
+
+IMPORT_FORMATS = ("auto", "pydantic-ai", "claude-code", "codex")
+EXPORT_FORMATS = ("pydantic-ai",)
+
+
+@click.command("import")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=True))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(IMPORT_FORMATS),
+    default="auto",
+    show_default=True,
+    help="Transcript format; auto detects it from the content.",
+)
+@click.option("--as", "name", help="Session name (default: derived from the transcript).")
+@click.pass_context
+def import_cmd(ctx: click.Context, file: Path, fmt: str, name: str | None) -> None:
+    """Import a transcript FILE (pydantic-ai JSON, Claude Code or Codex JSONL) as a new session."""
+    from ..plumbing.names import check_name
+    from ..porcelain.importing import import_transcript
+    from ..porcelain.transcripts import read_transcript
+
+    store = open_store(ctx)
+    if name is not None:
+        check_name(name)  # refuse a bad --as before reading a possibly large file
+    transcript = read_transcript(file, fmt)
+    with progress(f"importing {file.name}") as bar:
+        session = import_transcript(store, transcript, name, progress=bar)
+    steps = transcript.steps
+    compactions = sum(1 for s in steps if s.kind == "compaction")
+    extra = f", {plural(compactions, 'compaction')}" if compactions else ""
+    click.echo(
+        f"imported {file} ({transcript.format}) as {session.name}: {plural(len(steps) - compactions, 'turn')}"
+        f"{extra}, {plural(session.persisted_count, 'message')}, {number(session.tokens)} tok, "
+        f"head {short_id(session.head.id if session.head else None)}"
+    )
+
+
+@click.command("export")
+@click.argument("rev")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(EXPORT_FORMATS),
+    default="pydantic-ai",
+    show_default=True,
+    help="Output format (a ModelMessagesTypeAdapter JSON list).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write to this file (replaced atomically) instead of stdout.",
+)
+@click.pass_context
+def export_cmd(ctx: click.Context, rev: str, fmt: str, output: Path | None) -> None:
+    """Export the conversation at REV; `session import` reads it back unchanged."""
+    from ..plumbing.fsutil import atomic_replace
+    from ..porcelain.transcripts import export_pydantic_ai
+    from .history_cmds import messages_at
+
+    store = open_store(ctx)
+    commit = store.resolve(rev)
+    data = export_pydantic_ai(messages_at(store, commit))
+    if output is None:
+        stdout_bytes(data)
+        return
+    if not output.parent.is_dir():
+        raise fail(f"cannot write {output}: directory {output.parent} does not exist; create it first")
+    atomic_replace(output, data)
+    click.echo(
+        f"exported {commit.session}@{commit.seq} ({short_id(commit.id)}): "
+        f"{plural(commit.count, 'message')} to {output}",
+        err=True,
+    )
+
+
+COMMANDS: list[click.Command] = [import_cmd, export_cmd]

@@ -1,0 +1,82 @@
+"""Persisting an `ImportedTranscript` as a new session, all or nothing.
+
+Each turn step becomes an `import` commit and each compaction step a tier-2 `compaction` commit with
+its checkpoint ref (marked `source: import`), so an imported history replays from its last compaction
+exactly as the original agent resumed. The compaction cascade never runs: an import stores what was
+said, it does not summarise it.
+
+All or nothing: the session lock is held for the whole import, and if any step fails the session's
+log and checkpoint refs are removed before the lock is released, so no reader ever sees a partial
+session after the failure. Blobs already written stay as unreachable orphans; `session gc` prunes them.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ..errors import ImportFormatError, SessionStoreError
+from ..plumbing.fsutil import fsync_dir
+from ..plumbing.names import check_name
+from .session import Session
+
+if TYPE_CHECKING:
+    from .store import SessionStore
+    from .transcripts import ImportedTranscript
+
+Progress = Callable[[int, int], None]
+
+
+def import_transcript(
+    store: SessionStore,
+    transcript: ImportedTranscript,
+    name: str | None = None,
+    *,
+    progress: Progress | None = None,
+) -> Session:
+    """Write `transcript` into the new session `name` (default: its suggested name) and return it.
+
+    Refuses an existing session name before writing anything. `progress(done, total)` is called after
+    each step.
+    """
+    name = check_name(name or transcript.suggested_name)
+    if not transcript.steps:
+        raise ImportFormatError(f"{transcript.source}: the transcript has no messages; nothing to import")
+    with store.lock(name):
+        if store.exists(name):
+            raise SessionStoreError(
+                f"session {name!r} already exists: import with --as NEW_NAME, or "
+                f"`session fork {name} NEW_NAME` to keep both"
+            )
+        _discard(store, name)  # refs an interrupted import left without their log: never valid
+        session = Session(store, name)
+        try:
+            total = len(transcript.steps)
+            for done, step in enumerate(transcript.steps, start=1):
+                if step.kind == "compaction":
+                    session._checkpoint_locked(step.messages, tier=2, extra={"source": "import"})
+                else:
+                    session._append_locked(step.messages, usage=step.usage, kind="import")
+                if progress:
+                    progress(done, total)
+        except BaseException:
+            _discard(store, name)
+            raise
+    return session
+
+
+def _discard(store: SessionStore, name: str) -> None:
+    """Remove a half-imported session's log, then its refs (lock held); its blobs are left to gc.
+
+    The log goes first: without it the session is invisible, and leftover refs are cleared by the
+    next import of the same name.
+    """
+    log = store.log(name)
+    if log.exists():
+        log.remove()
+        fsync_dir(store.logs_dir)
+    refs = store.refs.dir / name
+    if refs.is_dir():
+        shutil.rmtree(refs)
+        fsync_dir(store.refs.dir)
