@@ -30,6 +30,7 @@ from .errors import (
 if TYPE_CHECKING:
     from .accounting.settings import Settings
     from .plumbing.logs import Commit
+    from .porcelain.conversation_store import FileConversationStore
     from .porcelain.session import Session
     from .porcelain.store import SessionStore
 
@@ -38,6 +39,7 @@ _LAZY = {
     "Session": "sessionstore.porcelain.session",
     "Commit": "sessionstore.plumbing.logs",
     "Settings": "sessionstore.accounting.settings",
+    "FileConversationStore": "sessionstore.porcelain.conversation_store",
 }
 
 __all__ = [
@@ -45,6 +47,7 @@ __all__ = [
     "CompactionError",
     "CorruptLogError",
     "CorruptObjectError",
+    "FileConversationStore",
     "ImmutableRefError",
     "InvalidSessionName",
     "LockTimeout",
