@@ -102,7 +102,7 @@ stamps = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1
 json_values = st.recursive(
     st.none()
     | st.booleans()
-    | st.integers(-(2**53), 2**53)
+    | st.integers(-(2**80), 2**80)
     | st.floats(allow_nan=False, allow_infinity=False)
     | texts,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),

@@ -8,6 +8,7 @@ read-only commands never pay for it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -32,7 +33,16 @@ def to_jsonable(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]:
 
 def encode(messages: Sequence[ModelMessage]) -> bytes:
     """The blob bytes for `messages`: one compact JSON object per line, newline-terminated."""
-    return b"".join(orjson.dumps(obj) + b"\n" for obj in to_jsonable(messages))
+    return b"".join(_dumps(obj) + b"\n" for obj in to_jsonable(messages))
+
+
+def _dumps(obj: dict[str, Any]) -> bytes:
+    try:
+        return orjson.dumps(obj)
+    except TypeError:
+        # orjson refuses integers beyond 64 bits, which tool arguments and results may hold; the
+        # stdlib writes the same compact JSON for them (and escapes newlines just the same).
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def line_count(blob: bytes) -> int:

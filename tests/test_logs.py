@@ -1,0 +1,139 @@
+"""Commit logs: canonical hash-chained lines, torn tails ignored, mid-file damage named, stale heads."""
+
+from __future__ import annotations
+
+import hashlib
+
+import orjson
+import pytest
+
+from sessionstore.errors import CorruptLogError, StaleSessionError
+from sessionstore.plumbing.logs import Commit, Log, canonical, make_line
+
+
+def write(log: Log, n: int, *, reset_at: int | None = None) -> list[Commit]:
+    head = log.head()
+    out = []
+    for i in range(n):
+        reset = reset_at is not None and i == reset_at
+        extra = {"blobs": ["c" * 64], "sizes": [1]} if reset else {"sizes": [1]}
+        kind = "checkout" if "blobs" in extra else "turn"
+        line, body = make_line(
+            parent=head, kind=kind, blob=None if "blobs" in extra else f"{i:064x}", count=1, tokens=1,
+            usage=None, extra=extra,
+        )  # fmt: skip
+        head = log.append(line, body, head)
+        out.append(head)
+    return out
+
+
+def test_ids_hash_the_canonical_body_and_chain(tmp_path) -> None:
+    log = Log(tmp_path, "s")
+    commits = write(log, 3)
+    lines = log.path.read_bytes().splitlines()
+    for commit, line in zip(commits, lines, strict=True):
+        body = orjson.loads(line)
+        cid = body.pop("id")
+        assert cid == commit.id == hashlib.sha256(canonical(body)).hexdigest()
+        assert line == canonical({**body, "id": cid})  # sorted keys, no spaces
+    assert [c.parent for c in commits] == [None, commits[0].id, commits[1].id]
+    assert [c.seq for c in commits] == [1, 2, 3]
+    scanned, valid_end = log.scan(since_reset=False)
+    assert scanned == commits and valid_end == log.path.stat().st_size
+    assert log.head() == commits[-1]
+    assert all(log.read_at(c.offset) == c for c in commits)
+    assert commits[1].to_json()["id"] == commits[1].id and commits[1].to_json()["session"] == "s"
+
+
+def test_extra_fields_may_not_shadow_core_fields() -> None:
+    with pytest.raises(ValueError, match="shadow"):
+        make_line(parent=None, kind="turn", blob=None, count=0, tokens=0, usage=None, extra={"seq": 9})
+
+
+def test_scan_since_reset_stops_at_the_newest_reset_point(tmp_path) -> None:
+    log = Log(tmp_path, "s")
+    commits = write(log, 6, reset_at=3)
+    tail, _ = log.scan(since_reset=True)
+    assert tail == commits[3:] and tail[0].is_reset
+    upto, _ = log.scan(since_reset=False, end=commits[1].end)
+    assert upto == commits[:2]
+
+
+def test_torn_tail_is_ignored_by_readers(tmp_path) -> None:
+    log = Log(tmp_path, "s")
+    commits = write(log, 2)
+    size = log.path.stat().st_size
+    with open(log.path, "ab") as f:
+        f.write(b'{"blob":"half a li')
+    scanned, valid_end = log.scan(since_reset=False)
+    assert scanned == commits and valid_end == size
+    assert log.head() == commits[-1]
+
+
+def test_the_next_append_cuts_a_torn_tail(tmp_path) -> None:
+    log = Log(tmp_path, "s")
+    commits = write(log, 2)
+    clean = log.path.read_bytes()
+    with open(log.path, "ab") as f:
+        f.write(b'{"torn')
+    more = write(log, 1)
+    assert log.path.read_bytes().startswith(clean) and more[0].offset == len(clean)
+    assert log.scan(since_reset=False)[0] == [*commits, *more]
+
+
+@pytest.mark.parametrize("line_index", [0, 1, 2])
+def test_damage_before_the_last_line_is_named(tmp_path, line_index: int) -> None:
+    log = Log(tmp_path, "sess")
+    write(log, 4)
+    lines = log.path.read_bytes().splitlines(keepends=True)
+    lines[line_index] = lines[line_index].replace(b'"count":1', b'"count":7')
+    log.path.write_bytes(b"".join(lines))
+    with pytest.raises(CorruptLogError, match=rf"session 'sess' is damaged at line {line_index + 1}\b"):
+        log.scan(since_reset=False)
+
+
+def test_a_removed_line_breaks_the_chain(tmp_path) -> None:
+    log = Log(tmp_path, "s")
+    write(log, 3)
+    lines = log.path.read_bytes().splitlines(keepends=True)
+    log.path.write_bytes(lines[0] + lines[2])
+    with pytest.raises(CorruptLogError, match="does not follow"):
+        log.scan(since_reset=False)
+    log.path.write_bytes(lines[1] + lines[2])
+    with pytest.raises(CorruptLogError, match="first commit has a parent"):
+        log.scan(since_reset=False)
+
+
+def test_append_refuses_a_stale_head(tmp_path) -> None:
+    log = Log(tmp_path, "s")
+    first = write(log, 1)[0]
+    write(log, 1)  # someone else moved on
+    line, body = make_line(parent=first, kind="turn", blob=None, count=0, tokens=0, usage=None, extra={})
+    before = log.path.read_bytes()
+    with pytest.raises(StaleSessionError, match="reload"):
+        log.append(line, body, first)
+    with pytest.raises(StaleSessionError):
+        log.append(line, body, None)  # "no commits yet" is stale too
+    assert log.path.read_bytes() == before
+
+
+def test_append_refuses_a_head_rewritten_under_it(tmp_path) -> None:
+    other = Log(tmp_path / "x", "s")
+    (tmp_path / "x").mkdir()
+    forged = write(other, 1)[0]
+    log = Log(tmp_path, "s")
+    write(log, 1)
+    line, body = make_line(parent=forged, kind="turn", blob=None, count=0, tokens=0, usage=None, extra={})
+    with pytest.raises(StaleSessionError):
+        log.append(line, body, forged)  # same length, different line
+
+
+def test_read_at_a_wrong_offset_and_repair_tail(tmp_path) -> None:
+    log = Log(tmp_path, "s")
+    write(log, 2)
+    with pytest.raises(CorruptLogError, match="no commit at byte 3"):
+        log.read_at(3)
+    assert not log.repair_tail()
+    with open(log.path, "ab") as f:
+        f.write(b"xx")
+    assert log.repair_tail() and log.path.read_bytes().endswith(b"}\n")
