@@ -1,0 +1,201 @@
+"""`session demo`: an offline, scripted coding agent long enough to fire every compaction tier.
+
+A real pydantic-ai `Agent` on a `FunctionModel` plays a coding assistant working on a small generated
+project: its tools really read the project's files and really run commands there. The model is a
+script (no network, no key), but everything around it is the product as users run it: `run_turn`
+sends the micro view, persists `result.new_messages()`, measures the prefix from the response's usage
+and runs the cascade. The window is small (16k tokens) so micro, full and ultimate all fire within a
+dozen turns. Deterministic apart from timestamps and ids.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+import tempfile
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.usage import RequestUsage
+
+from ..accounting.settings import Settings
+from ..accounting.tokens import estimate_message
+from ..compaction.events import CompactionEvent
+from .gauge import format_gauge, gauge
+from .runs import run_turn
+from .session import Session
+from .store import SessionStore
+
+DEMO_SETTINGS = {
+    "context_window_tokens": 16_000,
+    "keep_recent_tokens": 3_000,
+    "micro_keep_recent_tokens": 2_500,
+}
+PROVIDER_OVERHEAD = 180
+"""Tokens a provider adds to every request (tool schemas, framing): the script's usage includes them,
+which is why the measured prefix runs a little above the local estimate, as with real providers."""
+
+MODULES = ("models", "store", "api", "pricing", "reports", "utils")
+
+
+@dataclass(frozen=True)
+class Step:
+    prompt: str
+    calls: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    answer: str = "Done."
+
+
+def _ci_log() -> str:
+    lines = [
+        f"tests/test_api.py::test_case_{i:03d} PASSED [{i % 100:3d}%] elapsed=0.{i % 97:02d}s"
+        for i in range(400)
+    ]
+    lines[313] = "tests/test_api.py::test_case_313 FAILED - KeyError: 'sku' in inventory/store.py:88"
+    return "\n".join(lines)
+
+
+SCRIPT = [
+    Step("Get familiar with the inventory project: list the files and read the README.",
+         [("run", {"command": "ls -R"}), ("read_file", {"path": "README.md"})],
+         "It is a small inventory service: models, a store, an HTTP-ish api layer, pricing and reports."),
+    Step("Read models.py and store.py. We must never change the public API of Inventory.",
+         [("read_file", {"path": "inventory/models.py"}), ("read_file", {"path": "inventory/store.py"})],
+         "Inventory keeps items in a dict keyed by sku; I will keep its public API unchanged."),
+    Step("Find every TODO in the package.", [("run", {"command": "grep -rn TODO inventory"})],
+         "There are TODOs in every module; the store's restock path is the riskiest."),
+    Step("Read api.py and pricing.py, then run the test suite.",
+         [("read_file", {"path": "inventory/api.py"}), ("read_file", {"path": "inventory/pricing.py"}),
+          ("run", {"command": "python -m unittest discover -s tests"})],
+         "Tests pass. Decided to use Decimal for prices instead of float."),
+    Step("Read reports.py and utils.py; prefer small pure functions.",
+         [("read_file", {"path": "inventory/reports.py"}), ("read_file", {"path": "inventory/utils.py"})],
+         "reports.py formats totals; utils.py has the sku normalizer."),
+    Step("Check how many lines each module has, then re-read store.py around restock.",
+         [("run", {"command": "wc -l " + " ".join(f"inventory/{m}.py" for m in MODULES)}),
+          ("read_file", {"path": "inventory/store.py"})],
+         "store.py is the largest module; restock() does not validate quantities."),
+    Step("Byte-compile the package to catch syntax errors, then read the tests.",
+         [("run", {"command": "python -m compileall -q inventory"}), ("read_file", {"path": "tests/test_store.py"})],
+         "Everything compiles; the tests cover add and remove but not restock."),
+    Step("Read models.py again and list the test files.",
+         [("read_file", {"path": "inventory/models.py"}), ("run", {"command": "ls tests"})],
+         "Item is a frozen dataclass; there is one test module per source module."),
+    Step("Here is the full CI log of the failing nightly run, find the failure:\n" + _ci_log(),
+         [("run", {"command": "grep -n sku inventory/store.py"})],
+         "The nightly failure is the KeyError on 'sku' in store.py line 88: restock() reads a missing key."),
+    Step("Fix plan only, no code yet: what would you change in restock()?",
+         [("read_file", {"path": "inventory/store.py"})],
+         "Validate the sku with utils.normalize_sku before the lookup, and raise UnknownSku instead of KeyError."),
+]  # fmt: skip
+
+
+def make_project(root: Path) -> None:
+    """Write the small project the demo agent works on."""
+    (root / "inventory").mkdir(parents=True, exist_ok=True)
+    (root / "tests").mkdir(exist_ok=True)
+    (root / "README.md").write_text("# inventory\n\nA toy inventory service used by the sessionstore demo.\n")
+    (root / "inventory" / "__init__.py").write_text('"""Inventory service."""\n')
+    for n, name in enumerate(MODULES):
+        body = [f'"""The {name} module of the inventory service."""', "", "from decimal import Decimal", ""]
+        for i in range(18 + 4 * n):
+            body += [
+                f"def {name}_op_{i}(sku: str, quantity: int = {i}) -> Decimal:",
+                f'    """Operation {i} of {name}: adjust the stock of `sku` by `quantity`."""',
+                f"    # TODO: validate sku before use ({name}:{i})"
+                if i % 7 == 0
+                else "    # checked by the caller",
+                f"    return Decimal(quantity) * Decimal('{i}.{n}5')",
+                "",
+            ]
+        (root / "inventory" / f"{name}.py").write_text("\n".join(body))
+        (root / "tests" / f"test_{name}.py").write_text(
+            textwrap.dedent(f"""\
+                import unittest
+                from inventory.{name} import {name}_op_1
+
+                class Test{name.title()}(unittest.TestCase):
+                    def test_op(self):
+                        self.assertEqual(str({name}_op_1("a", 2)), str(2 * __import__("decimal").Decimal("1.{n}5")))
+                """)
+        )
+
+
+def _tools(agent: Agent[None, str], root: Path) -> None:
+    @agent.tool_plain
+    def read_file(path: str) -> str:
+        """Read a file of the project."""
+        return (root / path).read_text()
+
+    @agent.tool_plain
+    def run(command: str) -> str:
+        """Run a command in the project directory."""
+        argv = shlex.split(command)
+        if argv[0] == "python":
+            argv[0] = sys.executable
+        done = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=60, check=False)
+        return f"$ {command}\n(exit {done.returncode})\n{done.stdout}{done.stderr}"
+
+
+def _scripted(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """The script as a model: the n-th user prompt gets the n-th step's calls, then its answer."""
+    turn = -1
+    since = 0
+    for msg in messages:
+        if msg.kind == "request" and any(p.part_kind == "user-prompt" for p in msg.parts):
+            turn, since = turn + 1, 0
+        elif msg.kind == "response":
+            since += 1
+    step = SCRIPT[turn % len(SCRIPT)]
+    if since < len(step.calls):
+        name, args = step.calls[since]
+        parts: list = [ToolCallPart(tool_name=name, args=args, tool_call_id=f"t{turn}-{since}")]
+    else:
+        parts = [TextPart(content=step.answer)]
+    response = ModelResponse(parts=parts, model_name="scripted-coder")
+    sent = sum(estimate_message(m) for m in messages) + PROVIDER_OVERHEAD
+    response.usage = RequestUsage(input_tokens=sent, output_tokens=estimate_message(response))
+    return response
+
+
+def unused_name(store: SessionStore, base: str = "demo") -> str:
+    name, n = base, 1
+    while store.exists(name):
+        n += 1
+        name = f"{base}-{n}"
+    return name
+
+
+def run_demo(
+    store_path: Path | None, echo: Callable[[str], None], *, color: bool, name: str | None = None
+) -> Session:
+    """Run the scripted session in a fresh project; print the gauge and the tiers as they fire."""
+    settings = Settings.load(overrides=DEMO_SETTINGS)
+    store = SessionStore.open(store_path, settings=settings)
+    session = store.session(name or unused_name(store))
+    fired: list[CompactionEvent] = []
+    session.subscribe(fired.append)
+    agent: Agent[None, str] = Agent(FunctionModel(_scripted, model_name="scripted-coder"))
+    with tempfile.TemporaryDirectory(prefix="sessionstore-demo-") as tmp:
+        root = Path(tmp)
+        make_project(root)
+        _tools(agent, root)
+        echo(f"session {session.name!r} in {store.root} · window {settings.context_window_tokens:,} tokens")
+        for n, step in enumerate(SCRIPT, start=1):
+            fired.clear()
+            run_turn(session, agent, step.prompt)
+            from . import cascade
+
+            window, lv = cascade.session_levels(session)
+            reading = format_gauge(gauge(session.measurement.tokens, window, lv), color=color)
+            tiers = "".join(
+                f"  [tier {e.tier}: {e.tokens_before:,} -> {e.tokens_after:,} tok]" for e in fired
+            )
+            micro = " [tier 1 view]" if len(session.view()) and session.view() != session.history else ""
+            echo(f"turn {n:2d} {reading}{micro}{tiers}")
+    return session
