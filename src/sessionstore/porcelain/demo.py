@@ -81,7 +81,8 @@ SCRIPT = [
           ("read_file", {"path": "inventory/store.py"})],
          "store.py is the largest module; restock() does not validate quantities."),
     Step("Byte-compile the package to catch syntax errors, then read the tests.",
-         [("run", {"command": "python -m compileall -q inventory"}), ("read_file", {"path": "tests/test_store.py"})],
+         [("run", {"command": "python -m compileall -q inventory"}),
+          ("read_file", {"path": "tests/test_store.py"})],
          "Everything compiles; the tests cover add and remove but not restock."),
     Step("Read models.py again and list the test files.",
          [("read_file", {"path": "inventory/models.py"}), ("run", {"command": "ls tests"})],
@@ -91,7 +92,7 @@ SCRIPT = [
          "The nightly failure is the KeyError on 'sku' in store.py line 88: restock() reads a missing key."),
     Step("Fix plan only, no code yet: what would you change in restock()?",
          [("read_file", {"path": "inventory/store.py"})],
-         "Validate the sku with utils.normalize_sku before the lookup, and raise UnknownSku instead of KeyError."),
+         "Validate the sku with utils.normalize_sku before the lookup; raise UnknownSku, not KeyError."),
 ]  # fmt: skip
 
 
@@ -117,11 +118,12 @@ def make_project(root: Path) -> None:
         (root / "tests" / f"test_{name}.py").write_text(
             textwrap.dedent(f"""\
                 import unittest
+                from decimal import Decimal
                 from inventory.{name} import {name}_op_1
 
                 class Test{name.title()}(unittest.TestCase):
                     def test_op(self):
-                        self.assertEqual(str({name}_op_1("a", 2)), str(2 * __import__("decimal").Decimal("1.{n}5")))
+                        self.assertEqual(str({name}_op_1("a", 2)), str(2 * Decimal("1.{n}5")))
                 """)
         )
 
