@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from pathlib import Path
 
@@ -21,14 +20,7 @@ EXIT_ERROR = 2
 
 def _settings(max_lines: int | None, max_bytes: int | None) -> Settings:
     """Configured settings (pyproject, environment) with the command's flags on top."""
-    load = getattr(Settings, "load", None)
-    settings: Settings = load() if callable(load) else Settings()
-    overrides: dict[str, int] = {}
-    if max_lines is not None:
-        overrides["memory_max_lines"] = max_lines
-    if max_bytes is not None:
-        overrides["memory_max_bytes"] = max_bytes
-    return dataclasses.replace(settings, **overrides) if overrides else settings
+    return Settings.load(overrides={"memory_max_lines": max_lines, "memory_max_bytes": max_bytes})
 
 
 def _report(update: MemoryUpdate, verbose: bool, check: bool) -> None:

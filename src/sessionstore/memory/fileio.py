@@ -35,7 +35,8 @@ class MemoryUpdate:
         """One line for people: sizes before and after, how, and how much was removed."""
         if not self.changed:
             return f"{self.path}: unchanged ({self.lines_after} lines, {self.bytes_after:,} bytes)"
-        removed = f", {len(self.removed)} lines removed" if self.removed else ""
+        count = len(self.removed)
+        removed = f", {count} line{'' if count == 1 else 's'} removed" if count else ""
         return (
             f"{self.path}: {self.lines_before} -> {self.lines_after} lines, "
             f"{self.bytes_before:,} -> {self.bytes_after:,} bytes ({self.method}{removed})"

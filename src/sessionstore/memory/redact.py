@@ -32,7 +32,7 @@ REDACTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "secret-assignment",
         re.compile(
-            r"(?P<keep>(?i:\b(?:password|passwd|pwd|passphrase|secret|client_secret|token|access_token"
+            r"(?P<keep>(?i:\b(?:[a-z0-9]+[_-])*(?:password|passwd|pwd|passphrase|secret|client_secret|token|access_token"
             r"|refresh_token|auth_token|api_key|apikey|api-key|private_key|aws_secret_access_key)\b)"
             r"[\"']?\s*[:=]\s*[\"']?)"
             # Values that are references rather than secrets ($VAR, <placeholder>, {template}) stay.

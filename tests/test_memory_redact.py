@@ -1,0 +1,86 @@
+"""Redaction: one test per secret pattern, idempotence, and ordinary text left alone."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sessionstore.memory.redact import REDACTED, redact
+
+# Fake credentials assembled at run time so secret scanners do not flag this file.
+SECRETS = {
+    "openai": "sk-" + "proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z",
+    "anthropic": "sk-" + "ant-api03-" + "Zx9Cv8Bn7Mq6Wr5Et4Ty3Ui2Op1As0Df",
+    "aws": "AKIA" + "IOSFODNN7EXAMPLE",
+    "github-classic": "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6",
+    "github-oauth": "gho_" + "16C7e42F292c6912E7710c838347Ae178B4a",
+    "github-pat": "github_pat_" + "11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+    "slack": "xoxb-" + "123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+    "google": "AIza" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9"
+    + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0"
+    + ".dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SECRETS))
+def test_vendor_token_is_redacted(name: str) -> None:
+    secret = SECRETS[name]
+    out = redact(f"- 2026-11-29 fix-auth: used {secret} to call the API")
+    assert secret not in out
+    assert REDACTED in out
+    assert out.startswith("- 2026-11-29 fix-auth: used ")
+
+
+def test_bearer_token_keeps_the_scheme() -> None:
+    out = redact("curl -H 'Authorization: Bearer 9f8e7d6c5b4a39281706abcdef' https://x")
+    assert out == "curl -H 'Authorization: Bearer [redacted]' https://x"
+
+
+def test_pem_private_key_block_is_redacted_whole() -> None:
+    block = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7Zx\nq2Lw9==\n-----END RSA PRIVATE KEY-----"
+    out = redact(f"key:\n{block}\nafter")
+    assert out == f"key:\n{REDACTED}\nafter"
+
+
+def test_truncated_pem_block_is_redacted_to_its_end() -> None:
+    out = redact("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n")
+    assert "b3BlbnNz" not in out
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("password=hunter2hunter", "password=[redacted]"),
+        ("DB_PASSWORD: 's3cr3t!x'", "DB_PASSWORD: '[redacted]'"),
+        ('secret = "abcd1234"', 'secret = "[redacted]"'),
+        ("token=abc123def", "token=[redacted]"),
+        ("api_key: 0123456789", "api_key: [redacted]"),
+    ],
+)
+def test_assignments_are_redacted(text: str, expected: str) -> None:
+    assert redact(text) == expected
+
+
+def test_ordinary_text_is_not_redacted() -> None:
+    digest = hashlib.sha256(b"x").hexdigest()
+    text = "\n".join(
+        [
+            f"- blob {digest} and commit 9f2c1e4a7b3d",
+            "- keep_recent_tokens = 20000 and max_tokens: 4096",
+            "- the tokenizer counts tokens; task-runner and disk-usage are fine",
+            "- `jwt` (Bearer Authorization) provider; password=$DB_PASSWORD from env; token: <your token>",
+            "- AKIA is the AWS prefix; sk-learn is a library",
+        ]
+    )
+    assert redact(text) == text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_redaction_is_idempotent(text: str) -> None:
+    once = redact(text)
+    assert redact(once) == once
