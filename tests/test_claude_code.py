@@ -129,6 +129,20 @@ def test_codemie_usage_is_the_last_line_of_each_response() -> None:
             assert step.usage["input_tokens"] == sum(r.usage.input_tokens for r in responses)
 
 
+def test_caveat_after_a_plain_answer_opens_the_next_turn(tmp_path: Path) -> None:
+    lines = [
+        _line("user", "first"),
+        _line("assistant", [{"type": "text", "text": "answer"}], message_extra={"id": "m1"}),
+        _line("user", "<local-command-caveat>Caveat</local-command-caveat>", isMeta=True),
+        _line("user", "<command-name>/mcp</command-name>"),
+        _line("user", "<local-command-stdout>Reconnected</local-command-stdout>"),
+    ]
+    transcript = read_transcript(write_jsonl(tmp_path / "c.jsonl", lines))
+    assert [len(s.messages) for s in transcript.steps] == [2, 1]
+    second = transcript.steps[1].messages[0].parts
+    assert [p.content for p in second] == [line["message"]["content"] for line in lines[2:]]
+
+
 def test_spotter_interrupt_marker_and_local_command_do_not_split_a_tool_pair() -> None:
     transcript = read_transcript(SPOTTER)
     assert [s.kind for s in transcript.steps] == ["turn"] * 3
@@ -137,6 +151,7 @@ def test_spotter_interrupt_marker_and_local_command_do_not_split_a_tool_pair() -
     assert isinstance(tail, ModelRequest)
     kinds = [p.part_kind for p in tail.parts]
     assert kinds[0] == "tool-return" and "user-prompt" in kinds  # [Request interrupted by user] rides along
+    assert first[0].parts[0].content == "start phoenix in background"
     assert transcript.steps[2].messages[0].parts[0].content.startswith("scrolling back in xterm.js")
 
 
@@ -315,6 +330,10 @@ def claude_sessions(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[str], i
     for turn in range(draw(st.integers(1, 4))):
         prompt = f"prompt {turn}: " + draw(text)
         prompts.append(prompt)
+        if turn and draw(st.booleans()):
+            lines.append(_line("user", [{"type": "text", "text": "[Request interrupted by user]"}]))
+        if draw(st.booleans()):
+            lines.append(_line("user", "<local-command-caveat>Caveat</local-command-caveat>", isMeta=True))
         lines.append(_line("user", prompt))
         for resp in range(draw(st.integers(0, 3))):
             msg = {"id": f"msg_{turn}_{resp}", "model": "claude-x"}
@@ -341,6 +360,9 @@ def test_random_sessions_keep_pairs_turns_and_round_trip(session: Any, tmp_path:
     messages = flat(transcript)
     assert len(calls_of(messages)) == calls
     assert_pairs(messages)
-    assert [s.messages[0].parts[0].content for s in transcript.steps] == prompts
+    firsts = [s.messages[0] for s in transcript.steps]
+    assert all(starts_turn(m) for m in firsts) and len(firsts) == len(prompts)
+    for first, typed in zip(firsts, prompts, strict=True):  # injected text may share the prompt's request
+        assert typed in [p.content for p in first.parts if isinstance(p, UserPromptPart)]
     assert_serializable(messages)
     assert_export_roundtrip(transcript, tmp_path)

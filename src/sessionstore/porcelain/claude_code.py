@@ -12,7 +12,9 @@ What is read, and why (checked against real transcripts):
   A human prompt (plain text from the person, including a typed slash command) opens a new request,
   hence a new turn. Everything else Claude Code sends as user text (`isMeta` injections such as skill
   bodies and command caveats, `[Request interrupted by user...]`, `<local-command-stdout>`) is kept as
-  a `UserPromptPart` in the current request, since the model saw it, but starts no turn.
+  a `UserPromptPart` in the current request, since the model saw it, but starts no turn; such text
+  right before a prompt (a caveat, an interrupt marker after a plain answer) joins the prompt's request.
+  Only a trailing one with nothing after it ends up as a request of its own (so a step of its own).
 - Compaction: a `system` line with subtype `compact_boundary` closes the history before it; the
   following `isCompactSummary` user line becomes `ModelRequest([CompactionPart(summary)])`, which
   starts a compaction step, so the history replays from the summary exactly as Claude Code resumed.
@@ -158,8 +160,11 @@ class _Builder:
         if part is None:
             return
         is_prompt = not meta and not (isinstance(part.content, str) and part.content.startswith(_NOT_PROMPTS))
-        if is_prompt and (self.has_prompt or self.has_returns or self.response is not None):
+        if is_prompt and (self.has_prompt or self.has_returns):
             self._flush()
+        elif is_prompt and self.response is not None:
+            # Text Claude Code injected just before this prompt (a command caveat) opens its turn.
+            self._flush(keep_request=True)
         self._add(part, when)
         self.has_prompt = self.has_prompt or is_prompt
 
@@ -182,7 +187,7 @@ class _Builder:
             self.request_time = when
         self.request.append(part)
 
-    def _flush(self) -> None:
+    def _flush(self, *, keep_request: bool = False) -> None:
         if (r := self.response) is not None:
             self.out.append(
                 ModelResponse(
@@ -196,6 +201,8 @@ class _Builder:
                 )
             )
             self.response = None
+        if keep_request:
+            return
         if self.request:
             self.out.append(ModelRequest(parts=self.request, timestamp=self.request_time))
             self.request = []
