@@ -17,6 +17,7 @@ from sessionstore.accounting.thresholds import (
     Levels,
     Measurement,
     Meter,
+    RunningEstimate,
     TokenCache,
     levels,
     measure,
@@ -314,3 +315,18 @@ def test_cache_total_walks_blobs_once(monkeypatch: pytest.MonkeyPatch) -> None:
     assert calls == new_turn[1]  # only the new turn is tokenized
     cache.seed("b0", [100, 100])  # seeding replaces a blob's sizes and its total
     assert cache.total(blobs[:1]) == 200
+
+
+def test_running_estimate_adds_only_the_new_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    running = RunningEstimate()
+    blobs = [(f"b{i}", [req(f"turn {i}"), resp()]) for i in range(10)]
+    everything = [m for _, ms in blobs for m in ms]
+    assert running.reset(blobs) == sum(estimate_messages(everything))
+    assert running.sizes == estimate_messages(everything)
+    calls: list[ModelMessage] = []
+    monkeypatch.setattr(thresholds, "estimate_message", lambda m: calls.append(m) or 3)
+    before = running.total
+    assert running.append("new", [req("x"), resp()]) == [3, 3]
+    assert running.total == before + 6 and len(calls) == 2
+    assert running.reset(blobs[:2]) == sum(estimate_messages(everything[:4]))  # cached: no new calls
+    assert len(calls) == 2

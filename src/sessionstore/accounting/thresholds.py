@@ -25,6 +25,7 @@ __all__ = [
     "Levels",
     "Measurement",
     "Meter",
+    "RunningEstimate",
     "TokenCache",
     "levels",
     "measure",
@@ -328,3 +329,32 @@ class TokenCache:
     def clear(self) -> None:
         self._blobs.clear()
         self._totals.clear()
+
+
+@dataclass
+class RunningEstimate:
+    """One history's local estimate, kept up to date turn by turn: appending costs only the new turn.
+
+    A history is a sequence of blobs (one per turn; a reset point's blobs after a compaction, checkout
+    or fork). `append` tokenizes only messages the cache has not seen; `reset` re-walks through the
+    cache. Walking even a fully cached 10,000-message history costs more than tokenizing one turn
+    (benchmarks/RESULTS.md), which is why the total is carried forward rather than re-summed.
+    """
+
+    cache: TokenCache = field(default_factory=TokenCache)
+    sizes: list[int] = field(default_factory=list)
+    total: int = 0
+
+    def append(self, blob_id: str, messages: Sequence[ModelMessage]) -> list[int]:
+        """Add one blob's messages; returns their sizes (what a commit line persists as `sizes`)."""
+        added = self.cache.sizes(blob_id, messages)
+        self.sizes.extend(added)
+        self.total += sum(added)
+        return added
+
+    def reset(self, blobs: Iterable[tuple[str, Sequence[ModelMessage]]]) -> int:
+        """Replace the whole history (a reset point); cached blobs are not re-tokenized."""
+        self.sizes, self.total = [], 0
+        for blob_id, messages in blobs:
+            self.append(blob_id, messages)
+        return self.total
