@@ -18,7 +18,6 @@ from sessionstore.memory.append import (
 from sessionstore.memory.compress import compress_memory_file
 from sessionstore.memory.document import headings, join_lines, split_lines, template_text
 
-REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata" / "memory"
 DAY = date(2026, 11, 29)
 
 SKELETON = """# Conversation summary
@@ -141,10 +140,10 @@ def test_record_session_end_compresses_at_the_cap(tmp_path: Path) -> None:
     assert out[-1] == "- 2026-11-29 last: done" and len(out) == 13
 
 
-def test_actorforth_sixty_sessions_then_squash_keeps_headings_and_newest(tmp_path: Path) -> None:
-    source = REALDATA / "actorforth_MEMORY_174e1905.md"
-    if not source.exists():
-        pytest.skip(f"real data not found at {source}")
+def test_actorforth_sixty_sessions_then_squash_keeps_headings_and_newest(
+    tmp_path: Path, realdata: Path
+) -> None:
+    source = realdata / "memory" / "actorforth_MEMORY_174e1905.md"
     path = tmp_path / "MEMORY.md"
     path.write_bytes(source.read_bytes())
     original = split_lines(source.read_text("utf-8"))

@@ -12,7 +12,6 @@ from sessionstore.accounting.settings import Settings
 from sessionstore.memory.compress import compress_lines, compress_memory_file
 from sessionstore.memory.document import headings, join_lines, split_lines
 
-REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata" / "memory"
 SMALL = Settings(memory_max_lines=30, memory_max_bytes=25_000)
 
 
@@ -135,10 +134,8 @@ def test_file_secrets_redacted_before_model_and_file(tmp_path: Path) -> None:
     assert "redacted secrets" in update.notes
 
 
-def test_real_codemie_agents_md_compresses_under_the_cap(tmp_path: Path) -> None:
-    source = REALDATA / "codemie-code_AGENTS.md"
-    if not source.exists():
-        pytest.skip(f"real data not found at {source}")
+def test_real_codemie_agents_md_compresses_under_the_cap(tmp_path: Path, realdata: Path) -> None:
+    source = realdata / "memory" / "codemie-code_AGENTS.md"
     path = tmp_path / "MEMORY.md"
     path.write_bytes(source.read_bytes())
     original = split_lines(source.read_text("utf-8"))

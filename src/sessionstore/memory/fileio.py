@@ -6,14 +6,13 @@ byte is written, so a refused file is always left exactly as it was.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import MemoryFileError
+from ..plumbing.fsutil import fsync_dir, write_temp
 
 
 @dataclass
@@ -76,27 +75,20 @@ def ensure_writable(path: Path) -> None:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Replace `path` with `text`: temp file in the same directory, fsync, rename, fsync the directory."""
+    """Replace `path` with `text`: temp file in the same directory, fsync, rename, fsync the directory.
+
+    The file keeps its permission bits (a hook script stays executable, a group-writable file stays so).
+    """
     ensure_writable(path)
-    directory = path.parent if str(path.parent) else Path(".")
     try:
         mode = stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:
         mode = 0o644
-    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    temp = write_temp(path.parent, text.encode("utf-8"), prefix=f".{path.name}.")
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp_name, mode)
-        os.replace(temp_name, path)
+        os.chmod(temp, mode)
+        os.replace(temp, path)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp_name)
+        temp.unlink(missing_ok=True)
         raise
-    dir_fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    fsync_dir(path.parent)
