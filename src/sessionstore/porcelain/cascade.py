@@ -126,7 +126,12 @@ def full_then_ultimate(session: Session, *, focus: str | None, raise_errors: boo
     before = (session.tokens, session.persisted_count)
     try:
         result = full_compact(
-            session._history, session._sizes, settings=session.store.settings, full_level=lv.full, focus=focus
+            session._history,
+            session._sizes,
+            settings=session.store.settings,
+            full_level=lv.full,
+            focus=focus,
+            model=session.store.summarizer,
         )
     except CompactionError as err:
         event = ultimate(session, lv.full)

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..accounting.settings import Settings
 from ..errors import NotAStoreError, SessionStoreError, UnknownRevision
@@ -68,6 +68,9 @@ class SessionStore:
         self.locks_dir = root / "locks"
         self.listeners: list[Callable[[CompactionEvent], None]] = []
         """Called with every compaction event of every session opened from this store."""
+        self.summarizer: Any = None
+        """The summary model for tier 2 and memory compression: a pydantic-ai `Model` or model id.
+        None means the `model` setting ("extractive", the offline summarizer, by default)."""
 
     @classmethod
     def open(
