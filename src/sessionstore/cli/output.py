@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -58,7 +59,7 @@ def colour_enabled(stream: IO[Any] | None = None) -> bool:
     """Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
     if os.environ.get("NO_COLOR"):
         return False
-    return is_terminal(stream if stream is not None else click.get_text_stream("stdout"))
+    return is_terminal(stream if stream is not None else sys.stdout)
 
 
 class Painter:
@@ -78,7 +79,7 @@ def painter(stream: IO[Any] | None = None) -> Painter:
 def emit(lines: Iterable[str]) -> None:
     """Print lines; through a pager when stdout is a terminal and they do not fit on one screen."""
     out = list(lines)
-    stdout = click.get_text_stream("stdout")
+    stdout = sys.stdout
     if is_terminal(stdout) and len(out) > shutil.get_terminal_size().lines - 1:
         click.echo_via_pager("\n".join(out) + "\n", color=colour_enabled(stdout))
         return
@@ -95,7 +96,7 @@ def progress(label: str) -> Iterator[ProgressCallback | None]:
 
     The bar is created on the first call, when the total is known (fsck and gc learn it as they go).
     """
-    stderr = click.get_text_stream("stderr")
+    stderr = sys.stderr
     if not is_terminal(stderr):
         yield None
         return
@@ -125,9 +126,9 @@ def fail(message: str) -> SessionStoreError:
 
 def stdout_bytes(data: bytes) -> None:
     """Write raw bytes to stdout (JSON exports keep their exact encoding)."""
-    stream = click.get_binary_stream("stdout")
-    stream.write(data)
-    stream.flush()
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
 
 
 # --- formats ---------------------------------------------------------------------------------------

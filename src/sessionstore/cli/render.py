@@ -133,8 +133,11 @@ def render(messages: Sequence[ModelMessage], paint: Painter, *, full: bool = Fal
     for index, message in enumerate(messages):
         if index:
             out.append("")
+        previous = None
         for role, lines, style in _rows(message, full):
-            label = paint(role.ljust(ROLE_WIDTH), bold=True)
+            # The role is printed once per run of parts, as in DESIGN §11's sketch.
+            label = indent if role == previous else paint(role.ljust(ROLE_WIDTH), bold=True)
+            previous = role
             for i, line in enumerate(lines):
                 text = paint(line, **style) if style else line
                 out.append(f"{label if i == 0 else indent} {text}".rstrip())

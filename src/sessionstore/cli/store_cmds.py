@@ -12,10 +12,13 @@ import click
 import orjson
 
 from ..accounting.settings import Settings
+from ..accounting.thresholds import levels, resolve_window
 from ..errors import NotAStoreError
 from ..porcelain import maintenance
-from ..porcelain.store import SessionInfo, SessionStore
+from ..porcelain.gauge import Gauge, gauge
+from ..porcelain.store import SessionStore
 from .output import (
+    Painter,
     emit,
     number,
     open_store,
@@ -44,13 +47,10 @@ def init_cmd(ctx: click.Context) -> None:
     click.echo(f"Initialized empty session store in {store.root.resolve()}")
 
 
-def gauge_cell(info: SessionInfo, settings: Settings) -> str:
-    """The context column of `session list`: the local token estimate of the head.
-
-    The hook for the gauge of DESIGN §9 (○ ◔ ◑ ◕ ● and a percentage of the resolved window): replace
-    the body with `porcelain.gauge` once it exists, keeping it free of pydantic-ai imports.
-    """
-    return f"{number(info.tokens)} tok"
+def gauge_cell(reading: Gauge, paint: Painter) -> str:
+    """The context column of `session list`: `◕ 71%`, coloured by the band the triggers use."""
+    text = f"{reading.glyph} {reading.percent}%"
+    return paint(text, fg=reading.band) if reading.band else text
 
 
 @click.command("list")
@@ -60,13 +60,18 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
     """List sessions: messages, context, checkpoints and when each last changed."""
     store = open_store(ctx)
     infos = [store.info(name) for name in store.sessions()]
+    window = resolve_window(store.settings.model, store.settings)
+    marks = levels(window, store.settings)
+    readings = [gauge(info.tokens, window, marks) for info in infos]
     if as_json:
-        for info in infos:
+        for info, reading in zip(infos, readings, strict=True):
             head = info.head
             record = {
                 "name": info.name,
                 "messages": info.count,
                 "tokens": info.tokens,
+                "percent": reading.percent,
+                "window": window,
                 "checkpoints": info.checkpoints,
                 "head": head.id if head else None,
                 "seq": head.seq if head else 0,
@@ -82,19 +87,25 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
         (
             info.name,
             plural(info.count, "msg"),
-            gauge_cell(info, store.settings),
+            f"{reading.glyph} {reading.percent}%",
             plural(info.checkpoints, "checkpoint") if info.checkpoints else "",
             relative_time(info.head.time) if info.head else "empty",
-            short_id(info.head.id if info.head else None),
         )
-        for info in infos
+        for info, reading in zip(infos, readings, strict=True)
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
-    emit(
-        f"  {paint(name.ljust(widths[0]), bold=True)}  {msgs.rjust(widths[1])}  {gauge.rjust(widths[2])}  "
-        f"{ckpts.ljust(widths[3])}  {when.ljust(widths[4])}  {paint(head, fg='yellow')}".rstrip()
-        for name, msgs, gauge, ckpts, when, head in rows
-    )
+    lines = []
+    for (name, msgs, level, ckpts, when), info, reading in zip(rows, infos, readings, strict=True):
+        cells = [
+            paint(name.ljust(widths[0]), bold=True),
+            msgs.rjust(widths[1]),
+            " " * (widths[2] - len(level)) + gauge_cell(reading, paint),
+            *([ckpts.ljust(widths[3])] if widths[3] else []),  # no empty column when none has any
+            when.ljust(widths[4]),
+            paint(short_id(info.head.id if info.head else None), fg="yellow"),
+        ]
+        lines.append(("  " + "  ".join(cells)).rstrip())
+    emit(lines)
 
 
 @click.command("fsck")

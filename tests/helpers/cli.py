@@ -1,0 +1,39 @@
+"""Running `session` through click's runner, and proving a refused command changed nothing on disk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from sessionstore.cli.main import EXIT_ERROR, cli
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "src" / "sessionstore" / "examples" / "fix-auth.json"
+
+
+def run(store: Path, *args: str, env: dict[str, str] | None = None) -> Result:
+    """`session --store STORE ARGS...` in-process; stdout and stderr kept apart."""
+    return CliRunner().invoke(cli, ["--store", str(store), *args], env=env, catch_exceptions=False)
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file under `root` but lock files (taking a lock is not a change), with its bytes."""
+    if not root.exists():
+        return {}
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "locks" not in p.relative_to(root).parts
+    }
+
+
+def assert_refused(result: Result, *words: str) -> None:
+    """One line on stderr naming the problem (each of `words`), exit 2, no traceback, no stdout."""
+    assert result.exit_code == EXIT_ERROR, (result.exit_code, result.output, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("session: ")
+    assert "Traceback" not in result.stderr
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+    assert result.stdout == ""
