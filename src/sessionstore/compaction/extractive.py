@@ -4,7 +4,7 @@ It is what `model = "extractive"` (the default) uses, so compaction works withou
 comes from the transcript: Goal from the first user request (or the previous summary's Goal, so merged
 compactions keep the original goal), Constraints from the user's must/never/always/prefer sentences, Done
 from completed tool calls with their key arguments, Blocked from failed or retried calls and retry
-feedback, In Progress / Next Steps from the last user request, Key Decisions from the assistant's
+feedback, In Progress / Next Steps from the latest user requests, Key Decisions from the assistant's
 "decided / will use / instead of / chose" sentences, Critical Context from the paths, commands and
 identifiers seen. Items from a previous summary come first, then the new ones. Output is bounded
 (MAX_SUMMARY_TOKENS) whatever the input size: each list keeps its newest items, each item is shortened.
@@ -49,13 +49,15 @@ _IDENT = re.compile(r"`([^`\n]{2,60})`")
 _ERROR = re.compile(r"Traceback \(most recent call last\)|^\s*(?:error|fatal|exception)\b", re.I | re.M)
 _KEY_ARGS = ("file_path", "path", "filename", "file", "command", "cmd", "pattern", "url", "query", "name")
 _COMMAND_ARGS = ("command", "cmd")
+_NOISE = re.compile(r"^\s*(?:Caveat: The messages below|(?:<([\w-]+)>[\s\S]*?</\1>\s*)+$)")
+"""Harness text recorded as user prompts (Claude Code's local-command caveat and tag-only lines)."""
 _BULLET = re.compile(r"^\s*[-*]\s+(.*)$")
 
 
 @dataclass
 class _Facts:
     goal: str = ""
-    last_request: str = ""
+    requests: list[str] = field(default_factory=list)
     constraints: list[str] = field(default_factory=list)
     done: list[str] = field(default_factory=list)
     blocked: list[str] = field(default_factory=list)
@@ -103,11 +105,11 @@ def _key_args(args: object) -> tuple[str, list[str]]:
         try:
             data = orjson.loads(args)
         except orjson.JSONDecodeError:
-            return shorten_chars(" ".join(args.split()), 80), []
+            return _line(args, 80), []
     if not isinstance(data, dict) or not data:
-        return shorten_chars(as_text(data), 80) if data else "", []
+        return _line(as_text(data), 80) if data else "", []
     keys = [k for k in _KEY_ARGS if k in data] or list(data)[:1]
-    shown = ", ".join(f"{k}={shorten_chars(' '.join(as_text(data[k]).split()), 80)}" for k in keys[:2])
+    shown = ", ".join(f"{k}={_line(as_text(data[k]), 80)}" for k in keys[:2])
     files = [str(data[k]) for k in ("file_path", "path", "filename", "file") if isinstance(data.get(k), str)]
     return shown, files
 
@@ -130,9 +132,9 @@ def _collect(messages: Sequence[ModelMessage]) -> _Facts:
         for part in msg.parts:
             if isinstance(part, UserPromptPart):
                 text = user_text(part).strip()
-                if text:
+                if text and not _NOISE.match(text):
                     facts.goal = facts.goal or text
-                    facts.last_request = text
+                    facts.requests.append(text)
                     facts.constraints += _sentences(text, _CONSTRAINT)
                     _scan_text(text, facts)
             elif isinstance(part, TextPart):
@@ -162,6 +164,11 @@ def _collect(messages: Sequence[ModelMessage]) -> _Facts:
     return facts
 
 
+def _line(text: str, limit: int) -> str:
+    """One bullet-safe line: whitespace collapsed, head+tail within `limit` chars."""
+    return shorten_chars(" ".join(text.split()), limit, inline=True)
+
+
 def _dedupe(items: Iterable[str]) -> list[str]:
     seen: dict[str, None] = {}
     for item in items:
@@ -174,7 +181,7 @@ def _dedupe(items: Iterable[str]) -> list[str]:
 def _newest(items: list[str], count: int, width: int) -> list[str]:
     """The newest `count` distinct items, each within `width` chars, with a note of how many were left."""
     unique = _dedupe(items)
-    kept = [shorten_chars(" ".join(i.split()), width) for i in unique[max(len(unique) - count, 0) :]]
+    kept = [_line(i, width) for i in unique[max(len(unique) - count, 0) :]]
     if len(unique) > len(kept):
         kept.insert(0, f"(+{len(unique) - len(kept)} earlier)")
     return kept
@@ -187,11 +194,11 @@ def _render(facts: _Facts, n_messages: int, focus: str | None, scale: float) -> 
     def bullets(items: list[str]) -> str:
         return "\n".join(f"- {i}" for i in items) if items else "- (none recorded)"
 
-    goal = shorten_chars(" ".join(facts.goal.split()), cap(500)) or "(no user request in the summarized part)"
-    request = shorten_chars(" ".join(facts.last_request.split()), cap(500))
+    goal = _line(facts.goal, cap(500)) or "(no user request in the summarized part)"
+    recent = [_line(r, cap(300)) for r in _dedupe(facts.requests)[-3:]]
     context: list[str] = []
     if focus:
-        context.append("Focus requested: " + shorten_chars(" ".join(focus.split()), cap(200)))
+        context.append("Focus requested: " + _line(focus, cap(200)))
     for label, items, count, width, sep in (
         ("Files", facts.files, 30, 80, ", "),
         ("Commands", facts.commands, 10, 100, "; "),
@@ -206,12 +213,14 @@ def _render(facts: _Facts, n_messages: int, focus: str | None, scale: float) -> 
         "## Goal": goal,
         "## Constraints & Preferences": bullets(_newest(facts.constraints, cap(8), cap(200))),
         "## Progress": "",
-        "### Done": bullets(_newest(facts.done, cap(20), cap(120))),
-        "### In Progress": bullets([f"Latest request in the summarized part: {request}"] if request else []),
+        "### Done": bullets(_newest(facts.done, cap(20), cap(160))),
+        "### In Progress": bullets([f"Recent user request: {r}" for r in recent]),
         "### Blocked": bullets(_newest(facts.blocked, cap(8), cap(160))),
         "## Key Decisions": bullets(_newest(facts.decisions, cap(6), cap(200))),
         "## Next Steps": bullets(
-            [f"Continue from: {request}"] if request else _newest(facts.earlier_next, cap(3), cap(200))
+            [f"Continue from the latest request: {recent[-1]}"]
+            if recent
+            else _newest(facts.earlier_next, cap(3), cap(200))
         ),
         "## Critical Context": bullets(context),
     }

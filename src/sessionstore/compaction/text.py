@@ -62,14 +62,19 @@ def user_text(part: UserPromptPart) -> str:
     return "\n".join(pieces)
 
 
-def shorten_chars(text: str, limit: int, what: str = "chars") -> str:
-    """Head and tail of `text` within about `limit` characters, with a marker saying how much went."""
-    if len(text) <= limit:
+def shorten_chars(text: str, limit: int, *, inline: bool = False) -> str:
+    """Head and tail of `text` within about `limit` characters, with a marker saying how much went.
+
+    `inline` puts the marker on the same line (for one-line bullets); otherwise it stands on its own.
+    """
+    if len(text) <= limit or (inline and len(text) - limit < 40):  # eliding a few chars only adds noise
         return text
     head = max(limit * 2 // 3, 0)
     tail = max(limit - head, 0)
     cut = len(text) - head - tail
-    return f"{text[:head]}\n[... {cut} {what} elided ...]\n{text[len(text) - tail :] if tail else ''}"
+    sep = " " if inline else "\n"
+    end = text[len(text) - tail :] if tail else ""
+    return f"{text[:head]}{sep}[... {cut} chars elided ...]{sep}{end}"
 
 
 def shorten_tokens(text: str, max_tokens: int) -> str:

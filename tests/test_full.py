@@ -1,0 +1,132 @@
+"""Tier 2: [summary, *tail] with the tail rule, system prompts carried, merging, and clean failures."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from pydantic_ai.messages import (
+    CompactionPart,
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    SystemPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from sessionstore.accounting.settings import Settings
+from sessionstore.accounting.tokens import estimate_messages
+from sessionstore.compaction.extractive import EXTRACTIVE_MARKER
+from sessionstore.compaction.full import full_compact, full_compact_async, split_point
+from sessionstore.compaction.skeleton import HEADINGS, section_body, validate_summary
+from sessionstore.compaction.turns import is_summary_request, pairs_intact
+from sessionstore.errors import CompactionError
+
+PAD = "output line\n" * 400  # ~1,600 tokens
+
+
+def turn(i: int) -> list[ModelMessage]:
+    return [
+        ModelRequest(parts=[UserPromptPart(f"request {i}: edit src/m{i}.py")]),
+        ModelResponse(parts=[ToolCallPart("edit", {"path": f"src/m{i}.py"}, tool_call_id=f"c{i}")]),
+        ModelRequest(parts=[ToolReturnPart("edit", PAD, tool_call_id=f"c{i}")]),
+        ModelResponse(parts=[TextPart(f"done {i}")]),
+    ]
+
+
+def history_of(n: int) -> list[ModelMessage]:
+    out = [m for i in range(n) for m in turn(i)]
+    out[0] = ModelRequest(parts=[SystemPromptPart("You are a careful engineer."), *out[0].parts])
+    return out
+
+
+def test_summary_then_tail_within_budget() -> None:
+    history = history_of(10)
+    sizes = estimate_messages(history)
+    settings = Settings(keep_recent_tokens=4000)
+    result = full_compact(history, sizes, settings=settings, full_level=100_000)
+    head, *tail = result.messages
+    assert is_summary_request(head) and head.parts[-1] == CompactionPart(content=result.summary)
+    assert head.parts[0].content == "You are a careful engineer."  # carried, not lost
+    assert validate_summary(result.summary) == [] and EXTRACTIVE_MARKER in result.summary
+    assert tail == history[-12:]  # three whole turns (~1,250 tokens each) fit in 4,000 tokens, four do not
+    assert sum(sizes[-12:]) <= 4000 < sum(sizes[-16:])
+    assert result.sizes == estimate_messages(result.messages)
+    assert result.tokens_before == sum(sizes) and result.tokens_after == sum(result.sizes)
+    assert pairs_intact(result.messages)
+    assert "request 0" in section_body(result.summary, "## Goal")
+
+
+def test_half_the_full_level_caps_the_tail() -> None:
+    history = history_of(10)
+    sizes = estimate_messages(history)
+    result = full_compact(history, sizes, settings=Settings(keep_recent_tokens=20_000), full_level=8000)
+    assert result.messages[1:] == history[-12:]  # min(20,000, 8,000 // 2) = 4,000
+
+
+def test_successive_compactions_merge() -> None:
+    history = history_of(6)
+    settings = Settings(keep_recent_tokens=2000)
+    first = full_compact(history, estimate_messages(history), settings=settings, full_level=100_000)
+    grown = first.messages + [m for i in range(6, 9) for m in turn(i)]
+    second = full_compact(grown, estimate_messages(grown), settings=settings, full_level=100_000)
+    assert section_body(second.summary, "## Goal") == section_body(first.summary, "## Goal")
+    assert "edit(path=src/m0.py)" in second.summary and "edit(path=src/m6.py)" in second.summary
+    assert second.messages[0].parts[0].content == "You are a careful engineer."
+    assert sum(1 for p in second.messages[0].parts if isinstance(p, SystemPromptPart)) == 1
+
+
+def test_when_everything_fits_the_tail_is_the_last_turn() -> None:
+    history = history_of(3)
+    result = full_compact(history, estimate_messages(history), settings=Settings(), full_level=1_000_000)
+    assert result.messages[1:] == history[-4:]
+
+
+def test_single_turn_cannot_be_compacted() -> None:
+    history = turn(0)
+    with pytest.raises(CompactionError, match="nothing to compact"):
+        full_compact(history, estimate_messages(history), settings=Settings(), full_level=100)
+    assert split_point(history_of(2), estimate_messages(history_of(2)), 10) == 4
+
+
+def test_failed_summary_leaves_input_untouched() -> None:
+    history = history_of(4)
+    snapshot = list(history)
+
+    def broken(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise RuntimeError("rate limited")
+
+    with pytest.raises(CompactionError, match="rate limited"):
+        full_compact(
+            history,
+            estimate_messages(history),
+            settings=Settings(),
+            full_level=1000,
+            model=FunctionModel(broken),
+        )
+    assert history == snapshot
+
+
+def test_llm_summary_and_async_twin() -> None:
+    valid = "\n\n".join(f"{h}\n- goal: edit files" for h in HEADINGS) + "\n"
+
+    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart(valid)])
+
+    history = history_of(4)
+    sizes = estimate_messages(history)
+    sync = full_compact(history, sizes, settings=Settings(), full_level=4000, model=FunctionModel(answer))
+    assert sync.summary == valid
+    result = asyncio.run(
+        full_compact_async(history, sizes, settings=Settings(), full_level=4000, model=FunctionModel(answer))
+    )
+    assert result == sync
+
+
+def test_sizes_must_match() -> None:
+    with pytest.raises(ValueError, match="sizes"):
+        full_compact(history_of(2), [1], settings=Settings(), full_level=10)
