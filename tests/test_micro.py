@@ -124,7 +124,7 @@ def test_sizes_must_match() -> None:
         microcompact(history_of(0), [1], level=0, settings=NO_KEEP)
 
 
-@hsettings(max_examples=50, deadline=None)
+@hsettings(max_examples=40, deadline=None)
 @given(
     agent_histories(max_turns=4),
     st.floats(0, 1.2),
