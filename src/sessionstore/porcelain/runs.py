@@ -47,8 +47,11 @@ def request_view(session: Session, messages: list[ModelMessage]) -> list[ModelMe
     bias = m.tokens - m.local  # provider count minus our estimate for the stored history (signed)
     _, lv = cascade.session_levels(session)
     if not over_threshold(sum(sizes) + bias, lv.micro):
+        session.note_sent(0)
         return messages
-    return microcompact(messages, sizes, level=max(0, lv.micro - bias), settings=settings).messages
+    view = microcompact(messages, sizes, level=max(0, lv.micro - bias), settings=settings)
+    session.note_sent(view.tokens_before - view.tokens_after)
+    return view.messages
 
 
 def _model_id(agent: Agent[Any, Any]) -> str | None:

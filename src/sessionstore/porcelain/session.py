@@ -73,6 +73,8 @@ class Session:
             )
         self._meter = Meter(reset_at=commits[0].count if commits and commits[0].is_reset else 0)
         self._view_cache: tuple[str, MicroResult] | None = None
+        self._sent: tuple[str, int] | None = None
+        """(head id, tokens elided) of the last view handed out to be sent: the next turn records it."""
         self._measure_after_turn()
 
     def reload(self) -> None:
@@ -150,12 +152,20 @@ class Session:
         if not self.store.settings.compaction_enabled or not self._history:
             return self.history
         _, lv = cascade.session_levels(self)
-        if not over_threshold(self.measurement.tokens, lv.micro):
-            return self.history
         head = self._head.id if self._head else ""
+        if not over_threshold(self.measurement.tokens, lv.micro):
+            self._sent = None
+            return self.history
         if self._view_cache is None or self._view_cache[0] != head:
             self._view_cache = (head, cascade.micro_view(self, lv.micro))
-        return list(self._view_cache[1].messages)
+        view = self._view_cache[1]
+        self.note_sent(view.tokens_before - view.tokens_after)
+        return list(view.messages)
+
+    def note_sent(self, elided: int) -> None:
+        """Record that the view about to be sent had `elided` tokens of tool output blanked: the
+        response's usage then measures the blanked view, and the next turn adds them back."""
+        self._sent = (self._head.id if self._head else "", elided)
 
     def log(self) -> list[Commit]:
         """Every commit of this session, newest first."""
@@ -245,10 +255,8 @@ class Session:
         oid = self.store.objects.write(codec.encode(new))
         extra: dict[str, Any] = {"sizes": sizes}
         head = self._head.id if self._head else ""
-        if self._view_cache is not None and self._view_cache[0] == head:
-            view = self._view_cache[1]  # the request that produced this turn sent the micro view
-            if view.tokens_before > view.tokens_after:
-                extra["elided"] = view.tokens_before - view.tokens_after
+        if self._sent is not None and self._sent[0] == head and self._sent[1] > 0:
+            extra["elided"] = self._sent[1]  # the request that produced this turn sent a micro view
         extra.update(self._context_fields(new, sizes, extra.get("elided", 0)))
         return self._commit(
             kind, blob=oid, added=new, added_sizes=sizes, usage=usage_dict(usage), extra=extra
@@ -280,6 +288,7 @@ class Session:
         else:
             self._history.extend(added)
             self._sizes.extend(added_sizes)
+        self._sent = None
         self._head = commit
         return commit
 

@@ -1,0 +1,194 @@
+"""Running pydantic-ai agents on a session: run_turn, run_turn_async and SessionCapability."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import pytest
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.usage import RequestUsage
+
+from sessionstore import SessionStore, Settings
+from sessionstore.compaction.micro import ELIDED
+from sessionstore.compaction.skeleton import SKELETON, validate_summary
+from sessionstore.porcelain.runs import SessionCapability, run_turn, run_turn_async
+
+
+class Script:
+    """A FunctionModel body: one tool call per user prompt, then an answer; usage set per request."""
+
+    def __init__(self, input_tokens: int = 100) -> None:
+        self.input_tokens = input_tokens
+        self.sent: list[list[ModelMessage]] = []
+        self.fail = False
+
+    def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if self.fail:
+            raise RuntimeError("provider down")
+        self.sent.append(messages)
+        usage = RequestUsage(input_tokens=self.input_tokens, output_tokens=10)
+        if any(p.part_kind == "user-prompt" for p in messages[-1].parts):
+            call = ToolCallPart(tool_name="read_file", args={"path": "a.py"})
+            return ModelResponse(parts=[call], usage=usage)
+        return ModelResponse(parts=[TextPart("read it")], usage=usage)
+
+
+def make_agent(script: Script) -> Agent[None, str]:
+    agent: Agent[None, str] = Agent(FunctionModel(script))
+
+    @agent.tool_plain
+    def read_file(path: str) -> str:
+        return "line\n" * 300
+
+    return agent
+
+
+def small_store(path: Path) -> SessionStore:
+    settings = Settings(context_window_tokens=5_000, micro_keep_recent_tokens=400, keep_recent_tokens=1_000)
+    return SessionStore.open(path, settings=settings)
+
+
+def test_run_turn_persists_only_new_messages(tmp_path: Path) -> None:
+    store = small_store(tmp_path)
+    script = Script()
+    agent = make_agent(script)
+    s = store.session("s")
+    first = run_turn(s, agent, "read a.py")
+    assert s.persisted_count == len(first.new_messages()) == 4
+    second = run_turn(s, agent, "again")
+    assert s.persisted_count == 8
+    assert s.history[4:] == second.new_messages()
+    assert store.session("s").history == s.history
+    assert s.head is not None and s.head.usage == {
+        "input_tokens": 200,
+        "output_tokens": 20,
+        "requests": 2,
+        "tool_calls": 1,
+    }
+
+
+def test_measured_prefix_comes_from_the_newest_response(tmp_path: Path) -> None:
+    store = small_store(tmp_path)
+    s = store.session("s")
+    run_turn(s, make_agent(Script(input_tokens=1_234)), "hi")
+    m = s.measurement
+    assert m.measured and m.tokens == 1_234 + 10
+    assert store.session("s").measurement.tokens == m.tokens, "a reopened session measures the same"
+
+
+def test_requests_carry_the_micro_view_but_history_stays_whole(tmp_path: Path) -> None:
+    store = small_store(tmp_path)
+    script = Script(input_tokens=3_200)  # over micro (3,000), under full (4,000)
+    agent = make_agent(script)
+    s = store.session("s")
+    for i in range(4):
+        run_turn(s, agent, f"turn {i}")
+    sent_parts = [p for sent in script.sent for m in sent for p in m.parts]
+    assert any(isinstance(p, ToolReturnPart) and p.content == ELIDED for p in sent_parts)
+    stored = [p for m in s.history for p in m.parts if isinstance(p, ToolReturnPart)]
+    assert stored and all(p.content != ELIDED for p in stored)
+    turns = [c for c in s.log() if c.kind == "turn"]
+    assert any(c.extra.get("elided", 0) > 0 for c in turns), "a turn records what its view elided"
+
+
+def test_failed_run_persists_nothing_and_keeps_the_measurement(tmp_path: Path) -> None:
+    store = small_store(tmp_path)
+    script = Script(input_tokens=777)
+    agent = make_agent(script)
+    s = store.session("s")
+    run_turn(s, agent, "ok")
+    before = (s.persisted_count, s.measurement)
+    script.fail = True
+    with pytest.raises(RuntimeError, match="provider down"):
+        run_turn(s, agent, "boom")
+    assert (s.persisted_count, s.measurement) == before
+    assert store.session("s").persisted_count == before[0]
+
+
+def test_async_turn_and_capability_used_directly(tmp_path: Path) -> None:
+    store = small_store(tmp_path)
+    agent = make_agent(Script())
+    s = store.session("s")
+
+    async def go() -> None:
+        await run_turn_async(s, agent, "one")
+        await agent.run("two", message_history=s.history, capabilities=[SessionCapability(s)])
+
+    asyncio.run(go())
+    assert s.persisted_count == 8
+    assert store.session("s").history == s.history
+
+
+# -- a real model client against a local OpenAI-compatible server --------------------------------------
+
+
+@pytest.fixture
+def openai_server() -> Iterator[tuple[str, list[dict]]]:
+    requests: list[dict] = []
+    summary = SKELETON.replace("## Goal\n", "## Goal\nShip the fix for expired tokens.\n", 1)
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            requests.append(body)
+            answer = {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": summary},
+                    }
+                ],
+                "usage": {"prompt_tokens": 50, "completion_tokens": 40, "total_tokens": 90},
+            }
+            data = json.dumps(answer).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}/v1", requests
+    server.shutdown()
+
+
+def test_summary_through_an_openai_compatible_client(
+    tmp_path: Path, openai_server: tuple[str, list[dict]]
+) -> None:
+    pytest.importorskip("openai")
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    url, requests = openai_server
+    store = small_store(tmp_path)
+    store.summarizer = OpenAIChatModel(
+        "local-summarizer", provider=OpenAIProvider(base_url=url, api_key="test")
+    )
+    s = store.session("s")
+    agent = make_agent(Script())
+    for i in range(3):
+        run_turn(s, agent, f"turn {i}")
+    commit = s.compact()
+    text = s.history[0].parts[-1].content
+    assert commit.tier == 2 and validate_summary(text) == []
+    assert "Ship the fix for expired tokens." in text
+    assert len(requests) == 1 and requests[0]["model"] == "local-summarizer"
+    sent = json.dumps(requests[0]["messages"])
+    assert "turn 0" in sent, "the transcript to summarize was sent to the model"
