@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import orjson
@@ -114,3 +115,27 @@ def test_gauge_starts_without_pydantic_ai(store: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=store.parent)
     assert done.returncode == 0, done.stderr
     assert "of 200k" in done.stdout
+
+
+def test_gauge_reads_recorded_capacity_and_measured_prefix(project: Path) -> None:
+    from pydantic_ai.usage import RequestUsage
+
+    root = project / ".sessions"
+    session = SessionStore.open(root).session("m")
+    response = ModelResponse(
+        parts=[TextPart("hi")],
+        usage=RequestUsage(input_tokens=100_000, output_tokens=10),
+        model_name="gpt-4o",
+        provider_name="openai",
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # compaction policy is not under test here
+        commit = session.append([ModelRequest(parts=[UserPromptPart("hello")]), response])
+    assert commit.extra["capacity"] == 128_000 and commit.extra["measured"] == 100_010
+    code, out, _ = run("--store", str(root), "gauge", "m", "--json")
+    data = orjson.loads(out)
+    assert code == 0 and data["measured"] is True
+    # min(recorded capacity, configured 200k); used is the measured prefix, not the local estimate
+    assert (data["window"], data["used"], data["band"]) == (128_000, 100_010, "yellow")
+    code, out, _ = run("--store", str(root), "gauge", "m", "--json", "--model", "extractive")
+    assert orjson.loads(out)["window"] == 200_000  # an explicit model wins over the recorded one

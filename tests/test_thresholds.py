@@ -330,3 +330,18 @@ def test_running_estimate_adds_only_the_new_turn(monkeypatch: pytest.MonkeyPatch
     assert running.total == before + 6 and len(calls) == 2
     assert running.reset(blobs[:2]) == sum(estimate_messages(everything[:4]))  # cached: no new calls
     assert len(calls) == 2
+
+
+@pytest.mark.parametrize(
+    ("capacity", "replay", "expected"),
+    [
+        (128_000, False, 1000),
+        (128_000, True, 128_000),
+        (None, True, 1000),
+        (0, False, 1000),
+        (500, False, 500),
+    ],
+)
+def test_window_for_recorded_capacity(capacity: int | None, replay: bool, expected: int) -> None:
+    settings = Settings(context_window_tokens=1000)
+    assert thresholds.window_for_capacity(capacity, settings, replay=replay) == expected

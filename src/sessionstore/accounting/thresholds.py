@@ -33,6 +33,7 @@ __all__ = [
     "next_tier",
     "over_threshold",
     "resolve_window",
+    "window_for_capacity",
 ]
 
 THRESHOLD_ENV = "SESSIONSTORE_COMPACT_THRESHOLD"
@@ -96,9 +97,13 @@ def resolve_window(model: str | Any | None, settings: Settings, *, replay: bool 
     configured window alone. `replay=True` gives the replay budget (how much history a resumed session
     may send): the model's capacity alone, falling back to the configured window when unknown.
     """
+    return window_for_capacity(model_capacity(model), settings, replay=replay)
+
+
+def window_for_capacity(capacity: int | None, settings: Settings, *, replay: bool = False) -> int:
+    """`resolve_window` for an already known capacity (e.g. the one a commit line recorded)."""
     configured = settings.context_window_tokens
-    capacity = model_capacity(model)
-    if capacity is None:
+    if capacity is None or capacity <= 0:
         return configured
     return capacity if replay else min(capacity, configured)
 

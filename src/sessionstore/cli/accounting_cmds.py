@@ -1,8 +1,9 @@
 """`session config` (effective settings and where each came from) and `session gauge NAME`.
 
-Both start without importing pydantic-ai or tiktoken: `gauge` reads the head commit's stored `tokens`
-from the log, so it is cheap enough for a shell prompt or a tmux status line. (Only a `--model` with a
-provider prefix imports pydantic-ai, to read that model's context window from its profile.)
+Both start without importing pydantic-ai or tiktoken: `gauge` reads what the head commit recorded (its
+measured prefix or local `tokens`, its model's capacity), so it is cheap enough for a shell prompt or a
+tmux status line. Only a `--model` with a provider prefix, or a commit that names a model without
+recording its capacity, imports pydantic-ai to read the model's context window from its profile.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import click
 import orjson
 
 from ..accounting.settings import Settings
-from ..accounting.thresholds import levels, resolve_window
+from ..accounting.thresholds import levels, resolve_window, window_for_capacity
 from ..porcelain.gauge import format_gauge, gauge
 
 
@@ -69,10 +70,22 @@ def gauge_cmd(
     settings = Settings.load(start=Path.cwd(), overrides={"context_window_tokens": window})
     store = SessionStore.open(ctx.obj.get("store_path") if ctx.obj else None, create=False, settings=settings)
     commit = store.resolve(name)
-    resolved = resolve_window(model or settings.model, settings)
-    reading = gauge(commit.tokens, resolved, levels(resolved, settings))
+    if model is None and "capacity" in commit.extra:
+        # the turn recorded its model's capacity: no profile lookup, so no pydantic-ai import
+        resolved = window_for_capacity(commit.extra["capacity"], settings)
+    else:
+        resolved = resolve_window(model or commit.extra.get("model") or settings.model, settings)
+    # what the triggers compare: the measured prefix the turn recorded, else the local estimate
+    used = commit.extra.get("measured", commit.tokens)
+    reading = gauge(used, resolved, levels(resolved, settings))
     if as_json:
-        data = {"session": commit.session, "commit": commit.id, "seq": commit.seq, **reading.to_json()}
+        data = {
+            "session": commit.session,
+            "commit": commit.id,
+            "seq": commit.seq,
+            "measured": "measured" in commit.extra,
+            **reading.to_json(),
+        }
         click.echo(orjson.dumps(data).decode())
     else:
         click.echo(format_gauge(reading, color=_use_color(plain)), color=_use_color(plain))
