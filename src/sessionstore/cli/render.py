@@ -33,10 +33,10 @@ def _text_of(content: Any) -> str:
     if isinstance(content, list | tuple):
         return "\n".join(_text_of(item) for item in content)
     kind = getattr(content, "kind", None)
+    if isinstance(kind, str) and isinstance(url := getattr(content, "url", None), str):
+        return f"[{kind}: {url}]"
     if isinstance(kind, str) and hasattr(content, "media_type"):
-        return f"[{kind}: {getattr(content, 'media_type', '')}]"
-    if kind == "image-url" or hasattr(content, "url"):
-        return f"[{kind or 'url'}: {getattr(content, 'url', '')}]"
+        return f"[{kind}: {content.media_type}]"
     try:
         return json.dumps(content, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
@@ -138,6 +138,8 @@ def render(messages: Sequence[ModelMessage], paint: Painter, *, full: bool = Fal
             # The role is printed once per run of parts, as in DESIGN §11's sketch.
             label = indent if role == previous else paint(role.ljust(ROLE_WIDTH), bold=True)
             previous = role
+            # A newline inside a tool name or an argument key would break the column: split again.
+            lines = [piece for line in lines for piece in (line.splitlines() or [""])]
             for i, line in enumerate(lines):
                 text = paint(line, **style) if style else line
                 out.append(f"{label if i == 0 else indent} {text}".rstrip())

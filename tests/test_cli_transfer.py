@@ -1,0 +1,146 @@
+"""`session import` and `session export` through click's runner: round trips, real data, refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic_ai.messages import ModelMessagesTypeAdapter, ToolCallPart, ToolReturnPart
+
+from helpers.cli import EXAMPLE, assert_refused, run, snapshot
+from sessionstore.porcelain.store import SessionStore
+from sessionstore.porcelain.transcripts import read_transcript
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    root = tmp_path / "store"
+    assert run(root, "init").exit_code == 0
+    return root
+
+
+def _history(root: Path, name: str) -> list:
+    return SessionStore.open(root, create=False).session(name, create=False).history
+
+
+def test_import_the_bundled_example(root: Path) -> None:
+    result = run(root, "import", str(EXAMPLE))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"imported {EXAMPLE} (pydantic-ai) as fix-auth: 2 turns, 16 messages")
+    assert result.stderr == ""  # no progress bar off a terminal
+    transcript = read_transcript(EXAMPLE)
+    assert _history(root, "fix-auth") == [m for s in transcript.steps for m in s.messages]
+    log = run(root, "log", "fix-auth", "--oneline").stdout.splitlines()
+    assert [line.split()[1:3] for line in log] == [["(head)", "import"], ["import", "+12"]]
+    show = run(root, "show", "fix-auth").stdout
+    assert 'read_file(path="src/app/auth.py")' in show and "tool       append_file -> " in show
+    assert "           run_tests -> " in show  # the second result of one request: no role repeated
+
+
+def test_import_as_a_name_with_an_explicit_format(root: Path) -> None:
+    result = run(root, "import", str(EXAMPLE), "--format", "pydantic-ai", "--as", "mine")
+    assert result.exit_code == 0, result.output
+    assert SessionStore.open(root, create=False).sessions() == ["mine"]
+
+
+def test_export_then_import_round_trips(root: Path, tmp_path: Path) -> None:
+    run(root, "import", str(EXAMPLE))
+    out = tmp_path / "out.json"
+    result = run(root, "export", "fix-auth", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    assert "exported fix-auth@2" in result.stderr and result.stdout == ""
+    assert run(root, "export", "fix-auth").stdout_bytes == out.read_bytes()
+    assert run(root, "import", str(out), "--as", "copy").exit_code == 0
+    assert _history(root, "copy") == _history(root, "fix-auth")
+    older = run(root, "export", "fix-auth~1").stdout
+    assert len(ModelMessagesTypeAdapter.validate_json(older)) == 12
+
+
+def _write(tmp_path: Path, name: str, data: bytes) -> Path:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "words"),
+    [
+        ("cut.json", b'[{"kind": "request", "parts": [', ["not valid JSON", "re-export"]),
+        ("empty.jsonl", b"", ["empty", "nothing to import"]),
+        ("bin.jsonl", b"\xff\xfe\x00garbage", ["not UTF-8"]),
+        ("list.json", b"[1, 2, 3]", ["not pydantic-ai messages"]),
+        ("prose.txt", b"hello there\n", ["neither a JSON list nor JSON lines"]),
+        (
+            "torn.jsonl",
+            b'{"type": "user", "message": {"role": "user", "content": "hi"}}\n{"type": "ass',
+            ["line 2"],
+        ),
+    ],
+)
+def test_malformed_files_are_refused_and_nothing_changes(
+    root: Path, tmp_path: Path, name: str, data: bytes, words: list[str]
+) -> None:
+    before = snapshot(root)
+    assert_refused(run(root, "import", str(_write(tmp_path, name, data))), name, *words)
+    assert snapshot(root) == before
+
+
+def test_import_refusals_change_nothing(root: Path, tmp_path: Path) -> None:
+    run(root, "import", str(EXAMPLE))
+    before = snapshot(root)
+    assert_refused(run(root, "import", str(EXAMPLE)), "'fix-auth' already exists", "--as")
+    assert_refused(run(root, "import", str(EXAMPLE), "--as", "../up"), "../up")
+    assert_refused(run(root, "import", str(tmp_path / "missing.json")), "no such file")
+    assert_refused(run(root, "import", str(tmp_path)), "is a directory")
+    assert_refused(run(root, "import", str(EXAMPLE), "--format", "claude-code", "--as", "x"), "--format")
+    assert snapshot(root) == before
+
+
+def test_import_into_a_locked_name_waits_then_refuses(root: Path) -> None:
+    store = SessionStore.open(root, create=False)
+    before = snapshot(root)
+    with store.lock("fix-auth"):
+        result = run(root, "import", str(EXAMPLE), env={"SESSIONSTORE_LOCK_TIMEOUT_S": "0.2"})
+    assert_refused(result, "session 'fix-auth' is locked")
+    assert snapshot(root) == before
+
+
+def test_export_refusals(root: Path, tmp_path: Path) -> None:
+    run(root, "import", str(EXAMPLE))
+    before = snapshot(root)
+    assert_refused(run(root, "export", "fix-auht"), "did you mean 'fix-auth'")
+    assert_refused(run(root, "export", "fix-auth", "-o", str(tmp_path / "no" / "x.json")), "does not exist")
+    assert snapshot(root) == before and not (tmp_path / "no").exists()
+
+
+REAL = [
+    "claude_code/codemie_session-3fe1b6bc.jsonl",
+    "claude_code/spotter_tool_heavy.jsonl",
+    "codex/rollout-*.jsonl",
+]
+
+
+def _tool_counts(messages: list) -> tuple[int, int]:
+    parts = [p for m in messages for p in m.parts]
+    return sum(isinstance(p, ToolCallPart) for p in parts), sum(isinstance(p, ToolReturnPart) for p in parts)
+
+
+@pytest.mark.parametrize("rel", REAL)
+def test_real_transcripts_import_show_and_round_trip(
+    root: Path, realdata: Path, tmp_path: Path, rel: str
+) -> None:
+    path = next(realdata.glob(rel))
+    result = run(root, "import", str(path), "--as", "real")
+    assert result.exit_code == 0, result.output
+    transcript = read_transcript(path)
+    history = _history(root, "real")
+    assert _tool_counts(history) == _tool_counts([m for s in transcript.steps for m in s.messages])
+    log = run(root, "log", "real", "--oneline")
+    assert log.exit_code == 0 and len(log.stdout.splitlines()) == len(transcript.steps)
+    show = run(root, "show", "real")
+    assert show.exit_code == 0 and show.stdout.count("\ntool       ") > 0
+    out = tmp_path / "real.json"
+    assert run(root, "export", "real", "-o", str(out)).exit_code == 0
+    assert run(root, "import", str(out), "--as", "again").exit_code == 0
+    assert _history(root, "again") == history
+    assert run(root, "fsck").exit_code == 0

@@ -1,0 +1,86 @@
+"""Shared CLI output helpers: relative times, numbers, colour decisions, progress off a terminal."""
+
+from __future__ import annotations
+
+import io
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sessionstore.cli.output import (
+    Painter,
+    colour_enabled,
+    number,
+    plural,
+    progress,
+    relative_time,
+    short_id,
+)
+
+NOW = datetime(2026, 3, 2, 12, 0, 0, tzinfo=UTC)
+
+
+def _ago(**delta: float) -> str:
+    return (NOW - timedelta(**delta)).isoformat().replace("+00:00", "Z")
+
+
+@pytest.mark.parametrize(
+    ("stamp", "text"),
+    [
+        (_ago(seconds=5), "just now"),
+        (_ago(minutes=12, seconds=40), "12 min ago"),
+        (_ago(hours=1), "1 hour ago"),
+        (_ago(hours=5, minutes=59), "5 hours ago"),
+        (_ago(days=3), "3 days ago"),
+        (_ago(days=65), "2 months ago"),
+        (_ago(days=800), "2 years ago"),
+        (_ago(seconds=-30), "in the future"),
+        ("not a time", "not a time"),
+    ],
+)
+def test_relative_time(stamp: str, text: str) -> None:
+    assert relative_time(stamp, NOW) == text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(min_value=0, max_value=10 * 365 * 86400))
+def test_relative_time_never_grows_backwards(seconds: int) -> None:
+    """An older commit never reads as more recent than a newer one (same unit, or a larger one)."""
+    order = ["just now", "min", "hour", "day", "month", "year"]
+
+    def rank(text: str) -> tuple[int, int]:
+        if text == "just now":
+            return 0, 0
+        n, unit = text.split()[:2]
+        return order.index(unit.rstrip("s")), int(n)
+
+    assert rank(relative_time(_ago(seconds=seconds), NOW)) <= rank(
+        relative_time(_ago(seconds=seconds + 61), NOW)
+    )
+
+
+def test_numbers_and_ids() -> None:
+    assert number(151022) == "151,022"
+    assert plural(1, "msg") == "1 msg" and plural(1200, "msg") == "1,200 msgs"
+    assert short_id("9f2c1e4abcdef") == "9f2c1e4" and short_id(None) == "-------"
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert colour_enabled(_Tty()) and not colour_enabled(io.StringIO())
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not colour_enabled(_Tty())
+    assert Painter(False)("x", fg="red") == "x"
+    assert Painter(True)("x", fg="red") == "\x1b[31mx\x1b[0m"
+
+
+def test_progress_is_off_without_a_terminal() -> None:
+    with progress("working") as bar:  # pytest captures stderr: not a terminal
+        assert bar is None
