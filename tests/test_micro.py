@@ -158,18 +158,12 @@ def test_micro_invariants(history: list, fraction: float, keep: int, protected: 
     assert twice.messages == result.messages and twice.sizes == result.sizes and twice.blanked == 0
 
 
-def _best_time(n: int, reps: int = 5) -> float:
-    history = history_of(n)
-    sizes = estimate_messages(history)
-    best = float("inf")
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        microcompact(history, sizes, level=0, settings=NO_KEEP)
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 def test_doubling_tool_results_at_most_about_doubles_time() -> None:
-    _best_time(50, reps=1)  # warm the encoder
-    small, large = _best_time(200), _best_time(400)
-    assert large <= 2.5 * small, (small, large)
+    cases = {n: (history_of(n), estimate_messages(history_of(n))) for n in (200, 400)}
+    best = dict.fromkeys(cases, float("inf"))
+    for _ in range(7):  # interleaved, minimum of 7: a burst of machine load hits both sizes alike
+        for n, (history, sizes) in cases.items():
+            start = time.perf_counter()
+            microcompact(history, sizes, level=0, settings=NO_KEEP)
+            best[n] = min(best[n], time.perf_counter() - start)
+    assert best[400] <= 2.5 * best[200], best
