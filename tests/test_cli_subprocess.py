@@ -58,7 +58,8 @@ def test_log_and_list_never_import_pydantic_ai(tmp_path: Path) -> None:
         "for args in (['list'], ['list', '--json'], ['log', 'fix-auth'], ['log', 'fix-auth', '--oneline'],\n"
         "             ['log', 'fix-auth', '--json']):\n"
         f"    cli(['--store', {str(root)!r}, *args], standalone_mode=False)\n"
-        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic_ai', 'tiktoken', 'pydantic'))\n"
+        "heavy = {'pydantic_ai', 'tiktoken', 'pydantic'}\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in heavy)\n"
         "assert not heavy, heavy\n"
         "print('clean')\n"
     )
