@@ -96,13 +96,13 @@ def sample_turns() -> list[list[ModelMessage]]:
 # Any printable or odd code point except surrogates (not encodable as UTF-8, so not JSON text).
 texts = st.one_of(
     st.text(st.characters(exclude_categories=("Cs",)), max_size=40),
-    st.sampled_from(["", "\x00", "\u2028\u2029", '\n\r\t"\\', "🙂" * 50, "x" * 70_000]),
+    st.sampled_from(["", "\x00", "\u2028\u2029", '\n\r\t"\\', "🙂" * 50, "large body of text, " * 4000]),
 )
 stamps = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC))
 json_values = st.recursive(
     st.none()
     | st.booleans()
-    | st.integers(-(2**80), 2**80)
+    | st.integers(-(2**63), 2**63 - 1)  # wider ints: test_codec (tokens.py refuses them)
     | st.floats(allow_nan=False, allow_infinity=False)
     | texts,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),

@@ -1,0 +1,209 @@
+"""Session: log, history and persisted count in lockstep; replay equal to what went in; cheap loads."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from pydantic_ai.messages import ModelRequest, TextPart, UserPromptPart
+from pydantic_ai.usage import RequestUsage
+
+from helpers.messages import sample_turns, tagged_turn, turn_splits
+from sessionstore.accounting.tokens import estimate_messages
+from sessionstore.errors import SessionStoreError, StaleSessionError
+from sessionstore.plumbing import codec, fsutil, logs, objects
+from sessionstore.porcelain import session as session_mod
+from sessionstore.porcelain.session import usage_dict
+from sessionstore.porcelain.store import SessionStore
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(turn_splits())
+def test_replay_after_reopen_equals_what_went_in(tmp_path_factory, turns) -> None:
+    root = tmp_path_factory.mktemp("rt")
+    session = SessionStore.open(root).session("rt")
+    for turn in turns:
+        session.append(turn)
+    flat = [m for t in turns for m in t]
+    reopened = SessionStore.open(root, create=False).session("rt", create=False)
+    assert reopened.history == flat == session.history
+    assert reopened.persisted_count == len(flat) == len(reopened.sizes)
+    assert reopened.sizes == estimate_messages(flat) and reopened.tokens == sum(reopened.sizes)
+    assert len(reopened.log()) == len(turns)
+
+
+def test_every_part_kind_replays_equal(store: SessionStore) -> None:
+    session = store.session("kinds")
+    turns = sample_turns()
+    for turn in turns:
+        session.append(turn)
+    assert store.session("kinds").history == [m for t in turns for m in t]
+
+
+def test_history_is_a_copy(store: SessionStore) -> None:
+    session = store.session("s")
+    session.append(tagged_turn(0, 0))
+    session.history.clear()
+    session.sizes.clear()
+    assert len(session.history) == 2 == len(session.sizes)
+
+
+def test_append_refuses_nothing_and_non_messages(store: SessionStore) -> None:
+    session = store.session("s")
+    with pytest.raises(SessionStoreError, match="nothing to append"):
+        session.append([])
+    with pytest.raises(SessionStoreError, match="got dict"):
+        session.append([{"kind": "request"}])  # type: ignore[list-item]
+    assert not store.exists("s") and list(store.objects) == []
+
+
+def test_usage_is_stored_without_zero_fields(store: SessionStore) -> None:
+    session = store.session("s")
+    commit = session.append(tagged_turn(0, 0), usage=RequestUsage(input_tokens=12, output_tokens=3))
+    assert commit.usage == {"input_tokens": 12, "output_tokens": 3}
+    assert store.session("s").head.usage == commit.usage
+    assert usage_dict(None) is None and usage_dict({"a": 0}) is None
+    with pytest.raises(SessionStoreError, match="usage must be"):
+        usage_dict(42)
+
+
+# -- lockstep under injected failures -----------------------------------------------------------------
+
+
+def _raise(*args: Any, **kwargs: Any) -> Any:
+    raise OSError("injected failure")
+
+
+def _nth_call_fails(n: int, real: Callable[..., Any]) -> Callable[..., Any]:
+    calls = 0
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == n:
+            raise OSError("injected failure")
+        return real(*args, **kwargs)
+
+    return wrapper
+
+
+FAILURES: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
+    "encode": lambda mp: mp.setattr(codec, "encode", _raise),
+    "token estimate": lambda mp: mp.setattr(session_mod, "estimate_messages", _raise),
+    "blob write": lambda mp: mp.setattr(objects.ObjectStore, "write", _raise),
+    "blob fsync": lambda mp: mp.setattr(fsutil, "_datasync", _nth_call_fails(1, fsutil._datasync)),
+    "blob dir fsync": lambda mp: mp.setattr(objects, "fsync_dir", _raise),
+    "blob link": lambda mp: mp.setattr(objects.os, "link", _raise),
+    "log append": lambda mp: mp.setattr(logs.Log, "append", _raise),
+    "log line write": lambda mp: mp.setattr(fsutil.os, "write", _nth_call_fails(2, fsutil.os.write)),
+    "log line fsync": lambda mp: mp.setattr(fsutil, "_datasync", _nth_call_fails(2, fsutil._datasync)),
+}
+
+
+@pytest.mark.parametrize("step", FAILURES)
+def test_a_failure_at_any_step_leaves_the_last_acknowledged_state(
+    store: SessionStore, monkeypatch: pytest.MonkeyPatch, step: str
+) -> None:
+    session = store.session("s")
+    session.append(tagged_turn(0, 0))
+    before = (session.history, session.sizes, session.persisted_count, session.head)
+    log_bytes = store.log("s").path.read_bytes()
+    with monkeypatch.context() as mp:
+        FAILURES[step](mp)
+        with pytest.raises(OSError, match="injected"):
+            session.append(tagged_turn(0, 1))
+    assert (session.history, session.sizes, session.persisted_count, session.head) == before
+    assert store.log("s").path.read_bytes() == log_bytes
+    fresh = store.session("s")
+    assert (fresh.history, fresh.persisted_count, fresh.head) == before[0:1] + before[2:]
+    session.append(tagged_turn(0, 2))  # the same object carries on: no stale head, no torn line
+    assert store.session("s").persisted_count == 4
+    assert store.fsck().ok
+
+
+def test_another_session_object_appending_first_makes_this_one_stale(store: SessionStore) -> None:
+    first, second = store.session("s"), store.session("s")
+    first.append(tagged_turn(1, 0))
+    with pytest.raises(StaleSessionError, match="'s' changed on disk"):
+        second.append(tagged_turn(2, 0))
+    assert second.persisted_count == 0 and second.history == []
+    second.reload()
+    second.append(tagged_turn(2, 0))
+    assert [m.parts[0].content for m in store.session("s").history][::2] == ["w1:0:0", "w2:0:0"]
+
+
+# -- replay cost: structural, not timed ----------------------------------------------------------------
+
+
+class ReadSpy:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.objects: list[str] = []
+        self.lines = 0
+        real_read, real_parse = objects.ObjectStore.read, logs._parse
+
+        def read(store_self: objects.ObjectStore, oid: str) -> bytes:
+            self.objects.append(oid)
+            return real_read(store_self, oid)
+
+        def parse(*args: Any) -> Any:
+            self.lines += 1
+            return real_parse(*args)
+
+        monkeypatch.setattr(objects.ObjectStore, "read", read)
+        monkeypatch.setattr(logs, "_parse", parse)
+
+
+def test_loading_reads_only_what_follows_the_last_reset_point(
+    store: SessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = store.session("long")
+    for i in range(20):
+        session.append(tagged_turn(0, i))
+    summary = [ModelRequest(parts=[UserPromptPart("summary of 20 turns")])]
+    with store.lock("long"):
+        checkpoint = session._checkpoint_locked(summary, tier=2)
+    tail = [session.append(tagged_turn(1, i)) for i in range(3)]
+
+    spy = ReadSpy(monkeypatch)
+    loaded = store.session("long")
+    assert spy.objects == [checkpoint.blob, *(c.blob for c in tail)]
+    assert spy.lines == 4  # the checkpoint line and the three after it, never the 20 before
+    assert loaded.history == summary + [m for i in range(3) for m in tagged_turn(1, i)]
+    assert loaded.persisted_count == 7
+
+
+def test_a_checkout_is_a_reset_point_too(store: SessionStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    session = store.session("s")
+    commits = [session.append(tagged_turn(0, i)) for i in range(10)]
+    session.checkout("s@2")
+    after = session.append(tagged_turn(1, 0))
+    spy = ReadSpy(monkeypatch)
+    loaded = store.session("s")
+    assert spy.objects == [commits[0].blob, commits[1].blob, after.blob]
+    assert spy.lines == 2
+    assert loaded.history == tagged_turn(0, 0) + tagged_turn(0, 1) + tagged_turn(1, 0)
+
+
+def test_checkpoint_numbers_follow_the_log_and_restore_missing_refs(store: SessionStore) -> None:
+    session = store.session("c")
+    session.append(tagged_turn(0, 0))
+    with store.lock("c"):
+        one = session._checkpoint_locked([ModelRequest(parts=[UserPromptPart("s1")])], tier=2)
+    (store.refs.dir / "c" / "1").unlink()  # a crash between the log line and the ref
+    summary = [ModelRequest(parts=[UserPromptPart("s2")])]
+    with store.lock("c"):
+        two = session._checkpoint_locked(summary, tier=3, extra={"x": 1})
+    assert [(r.k, r.commit_id) for r in store.refs.list("c")] == [(1, one.id), (2, two.id)]
+    assert two.extra["checkpoint"] == 2 and two.tier == 3 and two.extra["x"] == 1
+    assert store.session("c").history == summary
+    assert store.fsck().ok
+
+
+def test_repr_names_session_and_head(store: SessionStore) -> None:
+    session = store.session("s")
+    assert repr(session) == "Session('s', messages=0, head=None)"
+    commit = session.append([ModelRequest(parts=[UserPromptPart("x")]), *tagged_turn(0, 0)[1:]])
+    assert repr(session) == f"Session('s', messages=2, head={commit.id[:7]})"
+    assert isinstance(session.history[1].parts[0], TextPart)
