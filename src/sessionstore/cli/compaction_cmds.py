@@ -44,6 +44,8 @@ def end_cmd(ctx: click.Context, name: str) -> None:
     require_session(store, name)
     update = store.session(name, create=False).end()
     click.echo(update.describe())
+    for note in update.notes:
+        click.echo(f"  {note}")
 
 
 @click.command("demo")
