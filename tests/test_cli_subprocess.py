@@ -71,15 +71,15 @@ def test_log_and_list_never_import_pydantic_ai(tmp_path: Path) -> None:
     assert "fix-auth" in result.stdout and "(head) import" in result.stdout
 
 
-def _on_a_terminal(args: list[str], **env: str) -> tuple[int, str]:
+def _on_a_terminal(args: list[str], lines: int = 200, **env: str) -> tuple[int, str]:
     """Run the script with stdout and stderr on a pseudo-terminal; (exit code, everything written)."""
     controller, terminal = pty.openpty()
     proc = subprocess.Popen(
         [str(SCRIPT), *args],
-        stdin=subprocess.DEVNULL,
+        stdin=terminal,
         stdout=terminal,
         stderr=terminal,
-        env=_env(LINES="200", COLUMNS="120", PAGER="cat", **env),
+        env=_env(**{"LINES": str(lines), "COLUMNS": "120", "PAGER": "cat", **env}),
     )
     os.close(terminal)
     chunks = []
@@ -107,3 +107,14 @@ def test_colour_and_progress_only_on_a_terminal(tmp_path: Path) -> None:
     assert code == 0 and "\x1b[" not in text and "(head) import" in text
     code, text = _on_a_terminal(["--store", str(root), "fsck"])
     assert code == 0 and "checking sessions" in text
+
+
+def test_long_output_goes_through_the_pager_on_a_terminal(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    session(root, "init")
+    session(root, "import", str(EXAMPLE))
+    pager = "sed -e s/^/paged:/"
+    code, text = _on_a_terminal(["--store", str(root), "log", "fix-auth", "--oneline"], lines=10, PAGER=pager)
+    assert code == 0 and "paged:" not in text  # two lines fit on the screen
+    code, text = _on_a_terminal(["--store", str(root), "log", "fix-auth"], lines=10, PAGER=pager)
+    assert code == 0 and "paged:" in text and "commit " in text
