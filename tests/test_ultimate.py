@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
@@ -33,7 +35,7 @@ def last_prompt_text(messages: list) -> str:
 @hsettings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     agent_histories(max_turns=4),
-    st.integers(MIN_ULTIMATE_BUDGET, 30_000),
+    st.one_of(st.just(MIN_ULTIMATE_BUDGET), st.integers(MIN_ULTIMATE_BUDGET, 30_000)),
     st.lists(st.sampled_from(["one", "two", "x" * 30_000]), max_size=4),
     st.integers(0, 3),
 )
@@ -117,3 +119,33 @@ def test_without_summaries_the_dropped_part_is_summarized_offline() -> None:
 def test_budget_below_minimum_is_refused() -> None:
     with pytest.raises(CompactionError, match="at least 256 tokens"):
         ultimate_compact([], [], budget=255, summaries=[], settings=Settings())
+
+
+REAL = [
+    "claude_code/codemie_session-3fe1b6bc.jsonl",
+    "claude_code/spotter_tool_heavy.jsonl",
+    "codex/rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl",
+]
+
+
+@pytest.mark.parametrize("window", [32_000, 128_000, 200_000])
+@pytest.mark.parametrize("name", REAL)
+def test_real_transcripts_full_then_ultimate_fit(realdata: Path, name: str, window: int) -> None:
+    from sessionstore.compaction.full import full_compact
+    from sessionstore.porcelain.transcripts import read_transcript
+
+    history = [m for step in read_transcript(realdata / name).steps for m in step.messages]
+    sizes = estimate_messages(history)
+    full_level = int(window * 0.8)
+    settings = Settings()
+    result = full_compact(history, sizes, settings=settings, full_level=full_level)
+    assert validate_summary(result.summary) == [] and pairs_intact(result.messages)
+    assert last_prompt_text(result.messages) == last_prompt_text(history)  # verbatim after tier 2
+    if sum(result.sizes) > full_level:
+        result = ultimate_compact(
+            result.messages, result.sizes, budget=full_level, summaries=[result.summary], settings=settings
+        )
+    assert sum(estimate_messages(result.messages)) <= full_level
+    assert pairs_intact(result.messages) and validate_summary(result.summary) == []
+    kept = last_prompt_text(result.messages)
+    assert kept == last_prompt_text(history) or "elided" in kept
