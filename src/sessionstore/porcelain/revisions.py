@@ -95,6 +95,10 @@ def _by_prefix(store: SessionStore, prefix: str) -> Commit:
 
 
 def _unknown(store: SessionStore, rev: str) -> UnknownRevision:
+    if _HEX.fullmatch(rev):  # both readings failed: say so, not just "no session"
+        return UnknownRevision(
+            f"no commit id starts with {rev!r} and no session has that name: see `session log NAME`"
+        )
     return UnknownRevision(str(store._unknown_session(rev)) if _is_name(rev) else (
         f"unknown revision {rev!r}: use NAME, NAME@SEQ, NAME~K, a commit id (≥ 6 hex digits) "
         "or checkpoints/NAME/K"

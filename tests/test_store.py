@@ -1,0 +1,95 @@
+"""SessionStore: layout, opening, listing, info without pydantic-ai, fork sharing blobs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from helpers.messages import tagged_turn
+from sessionstore.errors import NotAStoreError, SessionStoreError, UnknownRevision
+from sessionstore.porcelain.store import SessionStore, default_root
+
+
+def test_open_creates_the_layout(tmp_path) -> None:
+    store = SessionStore.open(tmp_path / "s")
+    assert (store.root / "VERSION").read_text() == "1\n"
+    assert (store.root / ".gitignore").read_text() == "locks/\n"
+    for sub in ("objects", "logs", "refs/checkpoints", "locks"):
+        assert (store.root / sub).is_dir()
+    assert store.sessions() == []
+
+
+def test_open_without_create_and_foreign_versions(tmp_path) -> None:
+    with pytest.raises(NotAStoreError, match="session init"):
+        SessionStore.open(tmp_path / "none", create=False)
+    assert not (tmp_path / "none").exists()
+    store = SessionStore.open(tmp_path / "s")
+    (store.root / "VERSION").write_text("2\n")
+    with pytest.raises(NotAStoreError, match="format '2'"):
+        SessionStore.open(store.root)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(NotAStoreError, match="not a directory"):
+        SessionStore.open(tmp_path / "file")
+
+
+def test_default_root_is_at_the_git_top_level(tmp_path) -> None:
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "repo" / "a" / "b").mkdir(parents=True)
+    assert default_root(tmp_path / "repo" / "a" / "b") == (tmp_path / "repo" / ".sessions").resolve()
+    (tmp_path / "plain").mkdir()
+    assert default_root(tmp_path / "plain") == (tmp_path / "plain" / ".sessions").resolve()
+
+
+def test_sessions_exists_and_info(store: SessionStore) -> None:
+    store.session("b").append(tagged_turn(0, 0))
+    store.session("a").append(tagged_turn(0, 1, size=3))
+    store.session("empty")  # opening does not create a log
+    assert store.sessions() == ["a", "b"]
+    assert store.exists("a") and not store.exists("empty")
+    info = store.info("a")
+    assert (info.name, info.count, info.checkpoints) == ("a", 3, 0)
+    assert info.tokens == store.session("a").tokens > 0
+    assert store.info("empty").count == 0 and store.info("empty").head is None
+
+
+def test_unknown_session_suggests_close_names(store: SessionStore) -> None:
+    store.session("fix-auth").append(tagged_turn(0, 0))
+    with pytest.raises(UnknownRevision, match="did you mean 'fix-auth'"):
+        store.session("fix-aut", create=False)
+    with pytest.raises(UnknownRevision, match="session list"):
+        store.session("zzz", create=False)
+
+
+def test_fork_shares_blobs_and_writes_no_object(store: SessionStore) -> None:
+    source = store.session("src")
+    for i in range(3):
+        source.append(tagged_turn(0, i))
+    objects_before = sorted(store.objects)
+    fork = store.fork("src@2", "copy")
+    assert sorted(store.objects) == objects_before  # nothing copied, nothing new
+    assert fork.history == tagged_turn(0, 0) + tagged_turn(0, 1, size=2)
+    head = fork.head
+    assert head.kind == "fork" and head.extra["from"] == "src" and head.target == store.resolve("src@2").id
+    assert head.blobs == [c.blob for c in source.log()[::-1][:2]]
+    fork.append(tagged_turn(1, 0))
+    assert store.session("src").history == source.history  # the source is untouched
+    with pytest.raises(SessionStoreError, match="already exists"):
+        store.fork("src", "copy")
+    assert store.fsck().ok
+
+
+def test_info_and_listing_never_import_pydantic_ai(store: SessionStore) -> None:
+    store.session("a").append(tagged_turn(0, 0))
+    code = (
+        "import sys\n"
+        "from sessionstore.porcelain.store import SessionStore\n"
+        f"s = SessionStore.open({str(store.root)!r}, create=False)\n"
+        "print([s.info(n).count for n in s.sessions()], s.log('a').head().seq)\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('pydantic', 'tiktoken'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    counts, modules = out.stdout.splitlines()
+    assert counts == "[2] 1"
+    assert modules == "[]"
