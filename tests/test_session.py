@@ -141,7 +141,7 @@ class ReadSpy:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.objects: list[str] = []
         self.lines = 0
-        real_read, real_parse = objects.ObjectStore.read, logs._parse
+        real_read, real_parse = objects.ObjectStore.read_unverified, logs._parse
 
         def read(store_self: objects.ObjectStore, oid: str) -> bytes:
             self.objects.append(oid)
@@ -151,7 +151,7 @@ class ReadSpy:
             self.lines += 1
             return real_parse(*args)
 
-        monkeypatch.setattr(objects.ObjectStore, "read", read)
+        monkeypatch.setattr(objects.ObjectStore, "read_unverified", read)
         monkeypatch.setattr(logs, "_parse", parse)
 
 

@@ -13,8 +13,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from filelock import FileLock, Timeout
-
 from ..errors import LockTimeout, SessionStoreError
 from .names import check_name
 
@@ -37,6 +35,8 @@ def locked(locks_dir: Path, name: str, timeout: float, *, what: str | None = Non
     """Hold the lock `locks_dir/<name>.lock` for the block; `LockTimeout` names what was locked."""
     if name != STORE_LOCK:
         check_name(name)
+    from filelock import FileLock, Timeout  # here, not at the top: read-only commands never lock
+
     path = locks_dir / f"{name}.lock"
     _refuse_symlink(path)
     lock = FileLock(path, timeout=timeout, is_singleton=False, thread_local=False)

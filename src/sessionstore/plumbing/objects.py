@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from ..errors import CorruptObjectError
 from .fsutil import fsync_dir, write_temp
 
 _HEX = frozenset("0123456789abcdef")
+_PARALLEL_MIN_BYTES = 1 << 18
+"""Below this, a worker thread costs more than the hashing it would hide."""
+T = TypeVar("T")
 
 
 def hash_bytes(data: bytes) -> str:
@@ -66,19 +71,55 @@ class ObjectStore:
 
     def read(self, oid: str) -> bytes:
         """The bytes of `oid`, verified against the name; `CorruptObjectError` names a bad object."""
+        data = self.read_unverified(oid)
+        if hash_bytes(data) != oid:
+            raise self._corrupt(oid)
+        return data
+
+    def read_unverified(self, oid: str) -> bytes:
+        """The bytes of `oid` as found (`CorruptObjectError` if missing); callers verify them."""
         try:
-            data = self.path(oid).read_bytes()
+            return self.path(oid).read_bytes()
         except FileNotFoundError:
             raise CorruptObjectError(
                 f"object {oid[:12]} is missing from {self.dir}: restore it (e.g. from git) or run "
                 "`session fsck`"
             ) from None
-        if hash_bytes(data) != oid:
-            raise CorruptObjectError(
-                f"object {oid[:12]} is corrupt (its bytes no longer hash to its name): restore "
-                f"{self.path(oid)} from a backup or git"
-            )
-        return data
+
+    def load(self, oids: Sequence[str], decode: Callable[[list[bytes]], T]) -> T:
+        """`decode` of the bytes of `oids`, every blob verified against its name.
+
+        Hashing runs on a worker thread while `decode` runs (hashlib drops the GIL on large inputs,
+        pydantic validation holds it), so on a multi-core machine verifying costs no wall time: it
+        was ~12% of a load done in sequence. A bad blob raises `CorruptObjectError` whether or not
+        `decode` managed to parse its bytes, and before any error `decode` raised.
+        """
+        data = [self.read_unverified(oid) for oid in oids]
+        if sum(map(len, data)) < _PARALLEL_MIN_BYTES:
+            for oid, blob in zip(oids, data, strict=True):
+                if hash_bytes(blob) != oid:
+                    raise self._corrupt(oid)
+            return decode(data)
+        bad: list[str] = []
+
+        def verify() -> None:
+            bad.extend(oid for oid, blob in zip(oids, data, strict=True) if hash_bytes(blob) != oid)
+
+        worker = threading.Thread(target=verify, name="sessionstore-verify", daemon=True)
+        worker.start()
+        try:
+            result = decode(data)
+        finally:
+            worker.join()
+            if bad:
+                raise self._corrupt(bad[0])  # corruption explains any error decode raised
+        return result
+
+    def _corrupt(self, oid: str) -> CorruptObjectError:
+        return CorruptObjectError(
+            f"object {oid[:12]} is corrupt (its bytes no longer hash to its name): restore "
+            f"{self.path(oid)} from a backup or git"
+        )
 
     def __iter__(self) -> Iterator[str]:
         """Every object id present (temp files and stray names skipped)."""

@@ -64,7 +64,7 @@ class Session:
         commits, _ = self._log.scan(since_reset=True)
         self._head: Commit | None = commits[-1] if commits else None
         blobs, sizes = _state(commits)
-        self._history: list[ModelMessage] = codec.decode(self.store.objects.read(b) for b in blobs)
+        self._history: list[ModelMessage] = self.store.objects.load(blobs, codec.decode)
         self._sizes: list[int] = sizes
         if self._head and not (len(self._history) == len(sizes) == self._head.count):
             raise CorruptLogError(
@@ -332,7 +332,7 @@ class Session:
 
     def _reset_to(self, target: Commit, kind: str) -> Commit:
         blobs, sizes = state_at(self.store, target)
-        messages = codec.decode(self.store.objects.read(b) for b in blobs)
+        messages = self.store.objects.load(blobs, codec.decode)
         extra = {"blobs": blobs, "sizes": sizes, "target": target.id}
         if kind == "fork":
             extra["from"] = target.session
