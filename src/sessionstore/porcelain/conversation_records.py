@@ -1,0 +1,208 @@
+"""The on-disk form of `FileConversationStore` conversations, read back as a cached entry index.
+
+A conversation's log is an ordinary session log (see `conversation_store` for the format). This
+module reads it: `ConversationLog` keeps, per log, the latest `ConversationRecord`, the head commit,
+and an index `entry id -> (blob, line, parent, size)` of every entry the log introduced or inherited.
+It is refreshed incrementally: only the bytes appended since the last read are parsed, after checking
+with one `pread` that the line it last saw is still there (a deleted and recreated log is re-read).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from ..errors import CorruptLogError, InvalidSessionName
+from ..plumbing.logs import Commit, Log
+from ..plumbing.logs import _parse as parse_line
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+    from pydantic_ai.conversation_store import ConversationRecord
+
+RECORD = "conversation"
+"""Commit field holding the record as JSON; its presence on the first commit marks a conversation log."""
+IDS = "ids"
+"""Entry ids, aligned with the lines of `blob` (turn) or of the concatenated `blobs` (reset point)."""
+AFTER = "after"
+"""The parent entry of the first of a turn's `ids` (the previous head)."""
+COUNTS = "counts"
+"""Lines per blob of a reset point's `blobs`, so its `ids` can be placed without reading them."""
+
+
+@cache
+def record_adapter() -> TypeAdapter[ConversationRecord]:
+    from pydantic import TypeAdapter
+    from pydantic_ai.conversation_store import ConversationRecord
+
+    return TypeAdapter(ConversationRecord)
+
+
+def record_to_json(record: ConversationRecord) -> dict[str, Any]:
+    return record_adapter().dump_python(record, mode="json")
+
+
+def record_from_json(data: dict[str, Any]) -> ConversationRecord:
+    return record_adapter().validate_python(data)
+
+
+def commit_time(moment: datetime) -> str:
+    """A record's `updated_at` in the commit `time` format (UTC, microseconds, `Z`)."""
+    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """Where an entry's message is stored, and what the entry points at."""
+
+    blob: str
+    line: int
+    parent: str | None
+    size: int
+
+
+class ConversationLog:
+    """A cached view of one log: the current record, its head commit and its entry index."""
+
+    def __init__(self, log: Log) -> None:
+        self.log = log
+        self._reset()
+
+    def _reset(self) -> None:
+        self.ino: int | None = None
+        self.end = 0
+        self.head: Commit | None = None
+        self._head_line = b""
+        self.record_json: dict[str, Any] | None = None
+        self.is_conversation: bool | None = None  # None until a first commit is seen
+        self.entries: dict[str, Located] = {}
+        self.blob_lines: dict[str, int] = {}
+
+    @property
+    def name(self) -> str:
+        return self.log.session
+
+    @property
+    def exists(self) -> bool:
+        return self.head is not None
+
+    def record(self) -> ConversationRecord | None:
+        """A fresh copy of the current record (callers may mutate it)."""
+        return record_from_json(self.record_json) if self.record_json is not None else None
+
+    def owned_record(self, conversation_id: str) -> ConversationRecord | None:
+        """The record of `conversation_id`, after checking this log holds that conversation."""
+        if self.head is None:
+            return None
+        if not self.is_conversation or self.record_json is None:
+            raise InvalidSessionName(
+                f"session {self.name!r} is not a conversation, so conversation {conversation_id!r} cannot "
+                "use it: choose another conversation_id"
+            )
+        if self.record_json["conversation_id"] != conversation_id:
+            raise InvalidSessionName(
+                f"session {self.name!r} holds conversation {self.record_json['conversation_id']!r}, not "
+                f"{conversation_id!r}: choose another conversation_id"
+            )
+        return self.record()
+
+    # -- reading ------------------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Bring the view up to date with the file: parse only what was appended since the last read."""
+        try:
+            fd = os.open(self.log.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except FileNotFoundError:
+            self._reset()
+            return
+        try:
+            st = os.fstat(fd)
+            if self.head is not None and (
+                st.st_ino != self.ino
+                or st.st_size < self.end
+                or os.pread(fd, len(self._head_line), self.head.offset) != self._head_line
+            ):
+                self._reset()  # deleted and recreated (or rewritten): read it again from the start
+            self.ino = st.st_ino
+            if st.st_size > self.end and self.is_conversation is not False:
+                self._consume(os.pread(fd, st.st_size - self.end, self.end))
+        finally:
+            os.close(fd)
+
+    def _consume(self, data: bytes) -> None:
+        """Index the whole lines of `data` (read at `self.end`); a torn or unverifiable last line waits."""
+        pos = 0
+        while (stop := data.find(b"\n", pos)) != -1:
+            line = data[pos:stop]
+            commit = parse_line(line, self.name, self.end)
+            if commit is None:
+                if not data[stop + 1 :]:
+                    return  # the last line is a torn tail: not data, the next writer cuts it
+                raise CorruptLogError(
+                    f"log of session {self.name!r} is damaged at byte {self.end}: run `session fsck`"
+                )
+            self.apply(commit, line + b"\n")
+            if self.is_conversation is False:
+                return
+            pos = stop + 1
+
+    def apply(self, commit: Commit, line: bytes) -> None:
+        """Index one commit that follows the current head (read back, or just appended by us)."""
+        head = self.head
+        if commit.parent != (head.id if head else None) or commit.seq != (head.seq + 1 if head else 1):
+            raise CorruptLogError(
+                f"log of session {self.name!r} breaks its hash chain at seq {commit.seq}: run `session fsck`"
+            )
+        self.head, self._head_line, self.end = commit, line, commit.offset + len(line)
+        record = commit.extra.get(RECORD)
+        if self.is_conversation is None:
+            self.is_conversation = record is not None
+        if not self.is_conversation:
+            return
+        if record is None:
+            raise InvalidSessionName(
+                f"session {self.name!r} holds a conversation but commit {commit.seq} was not written by "
+                "FileConversationStore: check it out with `session checkout` to a conversation commit"
+            )
+        self.record_json = record
+        ids: list[str] = commit.extra.get(IDS, [])
+        sizes = commit.sizes
+        if commit.is_reset:
+            placed = [
+                (blob, line)
+                for blob, n in zip(commit.blobs, commit.extra[COUNTS], strict=True)
+                for line in range(n)
+            ]
+            parents = [None, *ids[:-1]]
+        else:
+            placed = [(commit.blob or "", line) for line in range(len(ids))]
+            parents = [commit.extra.get(AFTER), *ids[:-1]]
+        for entry_id, (blob, line), parent, size in zip(ids, placed, parents, sizes, strict=True):
+            self.entries[entry_id] = Located(blob, line, parent, size)
+            if line >= self.blob_lines.get(blob, 0):
+                self.blob_lines[blob] = line + 1
+
+    def chain(self, head_id: str | None, limit: int | None = None) -> list[tuple[str, Located]]:
+        """The entries up to `head_id`, oldest first (the last `limit` only); `KeyError` if one is unknown."""
+        out: list[tuple[str, Located]] = []
+        entry_id = head_id
+        while entry_id is not None and (limit is None or len(out) < limit):
+            located = self.entries[entry_id]
+            out.append((entry_id, located))
+            entry_id = located.parent
+        out.reverse()
+        return out
+
+
+def segments(chain: list[tuple[str, Located]]) -> list[tuple[str, int, int]]:
+    """`chain` as runs of consecutive lines of one blob: (blob, start line, stop line)."""
+    runs: list[tuple[str, int, int]] = []
+    for _, loc in chain:
+        if runs and runs[-1][0] == loc.blob and runs[-1][2] == loc.line:
+            runs[-1] = (loc.blob, runs[-1][1], loc.line + 1)
+        else:
+            runs.append((loc.blob, loc.line, loc.line + 1))
+    return runs

@@ -1,0 +1,314 @@
+"""`FileConversationStore`: pydantic-ai's `ConversationStore` on the session store's plumbing.
+
+    store = FileConversationStore(".sessions")
+    conversation = await store.load(cid) or Conversation(conversation_id=cid)
+    result = await agent.run(prompt, conversation=conversation)
+    await store.save(result)
+
+**One conversation, one session.** A conversation is stored as the session named after its id: the id
+itself when it is a valid session name, else `c-` + the first 32 hex digits of its sha256 (the real id
+is kept in the record). So it shows in `session list/log/show`, and `fsck`/`gc` cover it. A session
+name already used by a plain session or another conversation is refused with `InvalidSessionName`.
+
+**One save, one commit.** Each `write_record` appends one commit whose `conversation` field holds the
+whole `ConversationRecord` (head, usage, deferred requests, scope, fork origin, branches, revision) and
+whose messages are an ordinary session blob (JSONL of `ModelMessage`s). Entry ids live in the commit:
+- `turn`: the new head extends the previous one. `blob` holds the new messages, `ids` their entry ids
+  (line for line), `after` the entry the first one follows. A save that adds no message (or a branch
+  to the current head) is a `turn` without a blob.
+- `checkout` (branch, rewritten history) and `fork` (first commit of a conversation whose history
+  starts elsewhere): a reset point. `blobs` concatenate to the whole history, `ids` name its entries
+  in order, `counts` give the lines per blob. Whole blobs are reused; a history cut inside a blob gets a
+  new blob of that blob's leading lines (a byte slice, so nothing is re-encoded). Messages the history
+  adds form one more blob. `target` is the commit the history was cut from (this log's previous head,
+  or the source's head for a fork); `from` names the source session of a fork.
+So a session replay of the log always yields the conversation's current history, and each log is
+self-contained: the entries its records (heads and `branches`) reach are all indexed by its own lines,
+which is what lets `delete` remove a log without breaking a fork of it.
+
+**Atomicity and concurrency.** Under the per-conversation lock (`store.lock(name)`), a write re-reads
+the log, compares the stored revision (raising pydantic-ai's `ConversationConflict`), writes the blobs,
+then appends and fsyncs the commit line: the line is the commit point, so a crash leaves the record and
+its entries both visible or neither (at most an unreferenced blob, which `gc` collects). Readers take
+no lock; each log is read incrementally and cached per `FileConversationStore`.
+
+**Delete** removes the conversation's log file (under its lock, directory fsynced): the record is gone
+from `load`, `list_conversations` and `session list` at once. Its blobs are not deleted: those no other
+log reaches are collected by `session gc` once older than its grace period (14 days by default), since
+a blob may be shared with a fork or a concurrent save. `read_entry` no longer finds entries only the
+deleted conversation reached. Don't rely on `delete` alone to erase messages before that `gc`.
+
+**Async.** Every primitive runs its file work in a worker thread (`asyncio.to_thread`); one mutex per
+instance serializes them, and the file lock serializes writers across threads and processes.
+
+`read_history` is overridden: one walk of the in-memory index, each blob read once, one validation.
+Records round-trip through pydantic's JSON (values under `Any`, such as deferred-call metadata, come
+back as their JSON form). Don't write to a conversation's session with `Session.append`/`checkout`:
+its next read refuses the foreign commit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic_ai.conversation_store import (
+    ConversationConflict,
+    ConversationEntry,
+    ConversationRecord,
+    ConversationStore,
+)
+
+from ..accounting.settings import Settings
+from ..accounting.tokens import estimate_messages
+from ..errors import InvalidSessionName, StaleSessionError
+from ..plumbing import codec
+from ..plumbing.fsutil import fsync_dir
+from ..plumbing.logs import make_line
+from ..plumbing.names import check_name
+from .conversation_records import (
+    AFTER,
+    COUNTS,
+    IDS,
+    RECORD,
+    ConversationLog,
+    Located,
+    commit_time,
+    record_to_json,
+    segments,
+)
+from .store import SessionStore
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
+
+__all__ = ["FileConversationStore", "session_name"]
+
+
+def session_name(conversation_id: str) -> str:
+    """The session a conversation is stored as: its id when valid as a name, else `c-` + sha256 prefix."""
+    try:
+        return check_name(conversation_id)
+    except InvalidSessionName:
+        return "c-" + hashlib.sha256(conversation_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+class FileConversationStore(ConversationStore):
+    """A durable `ConversationStore`: each conversation is a session of a `SessionStore`."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | SessionStore | None = None,
+        *,
+        create: bool = True,
+        settings: Settings | None = None,
+    ) -> None:
+        self.store = (
+            path
+            if isinstance(path, SessionStore)
+            else SessionStore.open(path, create=create, settings=settings)
+        )
+        self._logs: dict[str, ConversationLog] = {}
+        self._mutex = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"FileConversationStore({str(self.store.root)!r})"
+
+    # -- the five primitives, plus read_history -----------------------------------------------------
+
+    async def read_record(self, conversation_id: str) -> ConversationRecord | None:
+        return await asyncio.to_thread(self._locked, self._sync_read_record, conversation_id)
+
+    async def read_records(
+        self, *, scope: str | None = None, limit: int | None = None
+    ) -> Sequence[ConversationRecord]:
+        return await asyncio.to_thread(self._locked, self._sync_read_records, scope, limit)
+
+    async def write_record(
+        self,
+        record: ConversationRecord,
+        *,
+        new_entries: Sequence[ConversationEntry] = (),
+        expected_revision: str | None,
+    ) -> None:
+        await asyncio.to_thread(
+            self._locked, self._sync_write_record, record, list(new_entries), expected_revision
+        )
+
+    async def delete_record(self, conversation_id: str, *, expected_revision: str) -> None:
+        """Remove the conversation's log; its blobs stay until `gc` finds no log reaching them."""
+        await asyncio.to_thread(self._locked, self._sync_delete_record, conversation_id, expected_revision)
+
+    async def read_entry(self, entry_id: str) -> ConversationEntry:
+        entries = await asyncio.to_thread(self._locked, self._sync_read_entries, entry_id, 1)
+        return entries[-1]
+
+    async def read_history(self, head_id: str | None, *, limit: int | None = None) -> list[ConversationEntry]:
+        if head_id is None or limit == 0:
+            return []
+        return await asyncio.to_thread(self._locked, self._sync_read_entries, head_id, limit)
+
+    # -- sync implementations (run in a worker thread, under the instance mutex) --------------------
+
+    def _locked(self, fn: Any, *args: Any) -> Any:
+        with self._mutex:
+            return fn(*args)
+
+    def _view(self, name: str) -> ConversationLog:
+        """The cached view of session `name`, refreshed from disk."""
+        view = self._logs.get(name)
+        if view is None:
+            view = self._logs[name] = ConversationLog(self.store.log(name))
+        view.refresh()
+        return view
+
+    def _sync_read_record(self, conversation_id: str) -> ConversationRecord | None:
+        return self._view(session_name(conversation_id)).owned_record(conversation_id)
+
+    def _sync_read_records(self, scope: str | None, limit: int | None) -> list[ConversationRecord]:
+        names = set(self.store.sessions())
+        for gone in self._logs.keys() - names:
+            del self._logs[gone]
+        records = []
+        for name in names:
+            record = self._view(name).record()
+            if record is not None and (scope is None or record.scope == scope):
+                records.append(record)
+        records.sort(key=lambda r: r.updated_at, reverse=True)
+        return records[:limit]
+
+    def _find(self, entry_id: str) -> ConversationLog:
+        """A fresh view whose index has `entry_id`; `KeyError` when no stored conversation reaches it."""
+        for view in [v for v in self._logs.values() if entry_id in v.entries]:
+            view.refresh()
+            if entry_id in view.entries:
+                return view
+        names = self.store.sessions()
+        for gone in self._logs.keys() - set(names):
+            del self._logs[gone]
+        for name in names:
+            if entry_id in (view := self._view(name)).entries:
+                return view
+        raise KeyError(entry_id)
+
+    def _sync_read_entries(self, head_id: str, limit: int | None) -> list[ConversationEntry]:
+        view = self._find(head_id)
+        chain = view.chain(head_id, limit)
+        messages = self._messages([loc for _, loc in chain])
+        return [
+            ConversationEntry(id=entry_id, parent_id=loc.parent, message=message)
+            for (entry_id, loc), message in zip(chain, messages, strict=True)
+        ]
+
+    def _messages(self, located: Sequence[Located]) -> list[ModelMessage]:
+        """The messages at `located`, each blob read once and all validated in one call."""
+        lines: dict[str, list[bytes]] = {}
+        for loc in located:
+            if loc.blob not in lines:
+                lines[loc.blob] = self.store.objects.read(loc.blob).split(b"\n")
+        return codec.decode(lines[loc.blob][loc.line] + b"\n" for loc in located)
+
+    def _sync_write_record(
+        self, record: ConversationRecord, new_entries: list[ConversationEntry], expected_revision: str | None
+    ) -> None:
+        cid = record.conversation_id
+        name = session_name(cid)
+        with self.store.lock(name):
+            view = self._view(name)
+            current = view.owned_record(cid)
+            if (current.revision if current is not None else None) != expected_revision:
+                raise ConversationConflict(cid)
+            previous = current.head_id if current is not None else None
+            extends = record.head_id == (new_entries[-1].id if new_entries else previous) and all(
+                entry.parent_id == (new_entries[i - 1].id if i else previous)
+                for i, entry in enumerate(new_entries)
+            )
+            if extends:
+                kind, blob, fields, count, tokens = self._turn(view, new_entries, previous)
+            else:
+                kind, blob, fields, count, tokens = self._reset(view, record, new_entries)
+            fields[RECORD] = record_to_json(record)
+            line, body = make_line(
+                parent=view.head, kind=kind, blob=blob, count=count, tokens=tokens, usage=None,
+                extra=fields, time=commit_time(record.updated_at),
+            )  # fmt: skip
+            try:
+                commit = view.log.append(line, body, view.head)
+            except StaleSessionError:
+                raise ConversationConflict(cid) from None
+            view.apply(commit, line)
+            view.ino = os.stat(view.log.path).st_ino
+
+    def _turn(
+        self, view: ConversationLog, new: list[ConversationEntry], previous: str | None
+    ) -> tuple[str, str | None, dict[str, Any], int, int]:
+        """A `turn` commit appending `new` after the current head."""
+        count, tokens = (view.head.count, view.head.tokens) if view.head else (0, 0)
+        if not new:
+            return "turn", None, {"sizes": []}, count, tokens
+        messages = [entry.message for entry in new]
+        sizes = estimate_messages(messages)
+        blob = self.store.objects.write(codec.encode(messages))
+        fields = {"sizes": sizes, IDS: [entry.id for entry in new], AFTER: previous}
+        return "turn", blob, fields, count + len(new), tokens + sum(sizes)
+
+    def _reset(
+        self, view: ConversationLog, record: ConversationRecord, new: list[ConversationEntry]
+    ) -> tuple[str, str | None, dict[str, Any], int, int]:
+        """A reset point (`checkout`, or `fork` for a first commit) whose blobs make the new history."""
+        by_id = {entry.id: entry for entry in new}
+        added: list[ConversationEntry] = []
+        entry_id = record.head_id
+        while entry_id in by_id:
+            added.append(by_id[entry_id])
+            entry_id = by_id[entry_id].parent_id
+        added.reverse()
+        source = view
+        if entry_id is not None and entry_id not in view.entries:
+            try:
+                source = self._find(entry_id)
+            except KeyError:
+                raise ConversationConflict(record.conversation_id) from None  # released by a delete
+        kept = source.chain(entry_id)
+        blobs, counts = [], []
+        for blob, start, stop in segments(kept):
+            if start or stop != source.blob_lines[blob]:
+                lines = self.store.objects.read(blob).split(b"\n")[start:stop]
+                blob = self.store.objects.write(b"".join(line + b"\n" for line in lines))
+            blobs.append(blob)
+            counts.append(stop - start)
+        sizes = [loc.size for _, loc in kept]
+        new_blob = None
+        if added:
+            messages = [entry.message for entry in added]
+            sizes += estimate_messages(messages)
+            new_blob = self.store.objects.write(codec.encode(messages))
+            blobs.append(new_blob)
+            counts.append(len(added))
+        fields: dict[str, Any] = {
+            "blobs": blobs, "sizes": sizes, COUNTS: counts,
+            IDS: [eid for eid, _ in kept] + [entry.id for entry in added],
+        }  # fmt: skip
+        if view.head is not None:
+            kind, target = "checkout", view.head.id
+        else:
+            kind, target = "fork", source.head.id if source.head and source is not view else None
+            fields["from"] = session_name(record.forked_from) if record.forked_from else source.name
+        fields["target"] = target
+        return kind, new_blob, fields, len(sizes), sum(sizes)
+
+    def _sync_delete_record(self, conversation_id: str, expected_revision: str) -> None:
+        name = session_name(conversation_id)
+        with self.store.lock(name):
+            view = self._view(name)
+            current = view.owned_record(conversation_id)
+            if current is None or current.revision != expected_revision:
+                raise ConversationConflict(conversation_id)
+            view.log.remove()
+            fsync_dir(Path(view.log.path).parent)
+            view.refresh()
