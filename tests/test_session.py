@@ -12,7 +12,7 @@ from pydantic_ai.usage import RequestUsage
 
 from helpers.messages import sample_turns, tagged_turn, turn_splits
 from sessionstore.accounting.tokens import estimate_messages
-from sessionstore.errors import SessionStoreError, StaleSessionError
+from sessionstore.errors import SessionStoreError, StaleSessionError, UnknownRevision
 from sessionstore.plumbing import codec, fsutil, logs, objects
 from sessionstore.porcelain import session as session_mod
 from sessionstore.porcelain.session import usage_dict
@@ -184,6 +184,23 @@ def test_a_checkout_is_a_reset_point_too(store: SessionStore, monkeypatch: pytes
     assert spy.objects == [commits[0].blob, commits[1].blob, after.blob]
     assert spy.lines == 2
     assert loaded.history == tagged_turn(0, 0) + tagged_turn(0, 1) + tagged_turn(1, 0)
+
+
+def test_checkout_rewinds_the_history_and_the_log_keeps_everything(store: SessionStore) -> None:
+    session = store.session("s")
+    commits = [session.append(tagged_turn(0, i)) for i in range(4)]
+    head = session.checkout("s~2")
+    assert head.kind == "checkout" and head.target == commits[1].id and head.seq == 5
+    expected = tagged_turn(0, 0) + tagged_turn(0, 1)
+    assert session.history == expected == store.session("s").history
+    assert session.persisted_count == 4 == head.count and session.sizes == estimate_messages(expected)
+    assert [c.id for c in session.log()[1:]] == [c.id for c in commits[::-1]]  # nothing lost
+    session.checkout(commits[3].id[:8])  # forward again, by id prefix
+    assert store.session("s").history == [m for i in range(4) for m in tagged_turn(0, i)]
+    store.session("other").append(tagged_turn(1, 0))
+    with pytest.raises(UnknownRevision, match="use `session fork other"):
+        session.checkout("other")
+    assert store.fsck().ok
 
 
 def test_checkpoint_numbers_follow_the_log_and_restore_missing_refs(store: SessionStore) -> None:
