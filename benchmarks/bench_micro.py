@@ -153,14 +153,14 @@ def main() -> int:
     return 0
 
 
-def write_section(path: Path, section: str) -> None:
-    """Replace (or append) only this benchmark's section; other sections belong to others."""
+def write_section(path: Path, section: str, heading: str = HEADING) -> None:
+    """Replace (or append) only the section under `heading`; other sections belong to others."""
     text = path.read_text() if path.exists() else "# Benchmark results\n\n"
-    start = text.find(HEADING)
+    start = text.find(heading)
     if start == -1:
         text = text.rstrip("\n") + "\n\n" + section
     else:
-        end = text.find("\n## ", start + len(HEADING))
+        end = text.find("\n## ", start + len(heading))
         text = text[:start] + section + (text[end + 1 :] if end != -1 else "")
     path.write_text(text)
 
