@@ -176,10 +176,11 @@ class ConversationLog:
                 for blob, n in zip(commit.blobs, commit.extra[COUNTS], strict=True)
                 for line in range(n)
             ]
-            parents = [None, *ids[:-1]]
+            first = None
         else:
             placed = [(commit.blob or "", line) for line in range(len(ids))]
-            parents = [commit.extra.get(AFTER), *ids[:-1]]
+            first = commit.extra.get(AFTER)
+        parents = [first, *ids[:-1]] if ids else []
         for entry_id, (blob, line), parent, size in zip(ids, placed, parents, sizes, strict=True):
             self.entries[entry_id] = Located(blob, line, parent, size)
             if line >= self.blob_lines.get(blob, 0):
