@@ -32,7 +32,10 @@ from .redact import redact
 SUMMARY_MAX_CHARS = 200
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
-_PLACEHOLDER = re.compile(r"^[\s_*()\[\].-]*(?:none|n/?a|nothing|tbd|-)?[\s_*()\[\].-]*$", re.IGNORECASE)
+# "(none recorded)", "_None_", "n/a", "-": skeleton slots the summarizer had nothing for.
+_PLACEHOLDER = re.compile(
+    r"^[\s_*()\[\].-]*(?:(?:none|nothing)\b[^)]*|n/?a|tbd)?[\s_*()\[\].-]*$", re.IGNORECASE
+)
 _SUMMARY_PARTS = (
     ("goal", ""),
     ("done", "done: "),
@@ -45,12 +48,15 @@ def one_line_summary(summary_markdown_or_text: str, max_chars: int = SUMMARY_MAX
     """One line for a session bullet: goal, done, in progress and next from a skeleton, else the text."""
     sections = _sections(summary_markdown_or_text)
     parts: list[str] = []
+    seen: list[str] = []
     for title, label in _SUMMARY_PARTS:
-        items = sections.get(title, [])
-        if items:
-            # The goal and next step are single thoughts; done/in-progress lists are what happened.
-            shown = items[:1] if title in ("goal", "next steps") else items
-            parts.append(label + ", ".join(item.rstrip(".") for item in shown))
+        # The goal and next step are single thoughts; done/in-progress lists are what happened.
+        items = sections.get(title, [])[: 1 if title in ("goal", "next steps") else None]
+        # Skip items that only restate an earlier one ("Continue from the latest request: <goal>").
+        fresh = [item.rstrip(".") for item in items if not any(old in item.casefold() for old in seen)]
+        seen += [item.casefold() for item in fresh]
+        if fresh:
+            parts.append(label + ", ".join(fresh))
     line = "; ".join(parts) if parts else " ".join(item for items in sections.values() for item in items)
     line = redact(" ".join(line.split()))
     if not line:
@@ -70,7 +76,7 @@ def _sections(text: str) -> dict[str, list[str]]:
             current = parsed[1].casefold()
             continue
         item = _MARKER.sub("", line).strip()
-        if current == "conversation summary" and item.startswith(("_", "(", "*")):
+        if current == "conversation summary" and item.startswith(("_", "(", "*", ">")):
             continue  # the extractive summarizer's "made offline" note, not content
         if item and not _PLACEHOLDER.fullmatch(item):
             sections.setdefault(current, []).append(item)
