@@ -59,6 +59,30 @@ def test_scripts_ship_as_package_data() -> None:
     assert os.access(REPO / "hooks" / "pre-commit", os.X_OK)
 
 
+def test_manifests_offer_the_offline_hook() -> None:
+    import yaml  # pre-commit's own dependency
+
+    (hook,) = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
+    assert {k: hook[k] for k in ("id", "entry", "language", "files", "require_serial")} == {
+        "id": "memory-squash",
+        "entry": "session memory squash",
+        "language": "python",
+        "files": r"(^|/)MEMORY\.md$",
+        "require_serial": True,
+    }
+    config = yaml.safe_load((REPO / ".pre-commit-config.yaml").read_text())
+    # Only local hooks: nothing is fetched, so the repo's own hooks run offline.
+    assert [repo["repo"] for repo in config["repos"]] == ["local"]
+    local = {h["id"]: h for h in config["repos"][0]["hooks"]}
+    assert {"ruff-check", "ruff-format", "memory-squash"} <= set(local)
+    assert all(h["language"] == "system" for h in local.values())
+    for manifest in (".pre-commit-hooks.yaml", ".pre-commit-config.yaml"):
+        command = "validate-manifest" if manifest.endswith("hooks.yaml") else "validate-config"
+        subprocess.run(
+            [str(BIN / "pre-commit"), command, str(REPO / manifest)], check=True, capture_output=True
+        )
+
+
 def test_init_writes_template_and_union_merge_once(repo: Path) -> None:
     sub = repo / "src"
     sub.mkdir()
