@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
@@ -148,3 +152,26 @@ def test_real_codemie_agents_md_compresses_under_the_cap(tmp_path: Path, realdat
     # The fenced and tabled structure survives: fences stay balanced.
     assert sum(line.startswith("```") for line in lines) % 2 == 0
     assert not compress_memory_file(path, Settings(), only_past_caps=True).changed
+
+
+MEMORY_LINE = st.one_of(
+    st.sampled_from(["", "# Top", "## Session notes", "## Facts", "```", "| a |", "  - sub", "- same fact"]),
+    st.builds(
+        lambda d, n: f"- 2026-{d % 3 + 9:02d}-{d:02d} s{n}: did {n}", st.integers(1, 28), st.integers(0, 9)
+    ),
+    st.text(alphabet="abc xyz", min_size=1, max_size=20).map(lambda s: "- " + s),
+)
+
+
+@hyp_settings(max_examples=120, deadline=None)
+@given(st.lists(MEMORY_LINE, max_size=80), st.integers(5, 40))
+def test_squash_keeps_headings_fits_and_is_idempotent(lines: list[str], max_lines: int) -> None:
+    caps = Settings(memory_max_lines=max_lines, memory_max_bytes=25_000)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "MEMORY.md"
+        path.write_text(join_lines(lines))
+        compress_memory_file(path, caps, only_past_caps=True)
+        once = split_lines(path.read_text())
+        assert headings(once) == headings(lines)
+        assert len(once) <= max(max_lines, len(headings(lines)))
+        assert not compress_memory_file(path, caps, only_past_caps=True).changed
