@@ -199,19 +199,24 @@ class FileConversationStore(ConversationStore):
     def _sync_read_entries(self, head_id: str, limit: int | None) -> list[ConversationEntry]:
         view = self._find(head_id)
         chain = view.chain(head_id, limit)
-        messages = self._messages([loc for _, loc in chain])
+        messages = self._messages(view, chain)
         return [
             ConversationEntry(id=entry_id, parent_id=loc.parent, message=message)
             for (entry_id, loc), message in zip(chain, messages, strict=True)
         ]
 
-    def _messages(self, located: Sequence[Located]) -> list[ModelMessage]:
-        """The messages at `located`, each blob read once and all validated in one call."""
-        lines: dict[str, list[bytes]] = {}
-        for loc in located:
-            if loc.blob not in lines:
-                lines[loc.blob] = self.store.objects.read(loc.blob).split(b"\n")
-        return codec.decode(lines[loc.blob][loc.line] + b"\n" for loc in located)
+    def _messages(self, view: ConversationLog, chain: list[tuple[str, Located]]) -> list[ModelMessage]:
+        """The messages of `chain`: each blob read once (verified on a worker thread), one validation."""
+        runs = segments(chain)
+        oids = list(dict.fromkeys(blob for blob, _, _ in runs))
+        if len(oids) == len(runs) and all(not a and b == view.blob_lines[blob] for blob, a, b in runs):
+            return self.store.objects.load(oids, codec.decode)  # whole blobs, in order: the usual case
+
+        def pick(data: list[bytes]) -> list[ModelMessage]:
+            lines = {oid: blob.split(b"\n") for oid, blob in zip(oids, data, strict=True)}
+            return codec.decode(b"\n".join(lines[blob][a:b]) + b"\n" for blob, a, b in runs)
+
+        return self.store.objects.load(oids, pick)
 
     def _sync_write_record(
         self, record: ConversationRecord, new_entries: list[ConversationEntry], expected_revision: str | None
