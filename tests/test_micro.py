@@ -158,12 +158,23 @@ def test_micro_invariants(history: list, fraction: float, keep: int, protected: 
     assert twice.messages == result.messages and twice.sizes == result.sizes and twice.blanked == 0
 
 
-def test_doubling_tool_results_at_most_about_doubles_time() -> None:
-    cases = {n: (history_of(n), estimate_messages(history_of(n))) for n in (200, 400)}
+def _scaling_ratio(cases: dict[int, tuple[list, list[int]]]) -> float:
     best = dict.fromkeys(cases, float("inf"))
     for _ in range(7):  # interleaved, minimum of 7: a burst of machine load hits both sizes alike
         for n, (history, sizes) in cases.items():
             start = time.perf_counter()
             microcompact(history, sizes, level=0, settings=NO_KEEP)
             best[n] = min(best[n], time.perf_counter() - start)
-    assert best[400] <= 2.5 * best[200], best
+    return best[400] / best[200]
+
+
+def test_doubling_tool_results_at_most_about_doubles_time() -> None:
+    cases = {n: (history_of(n), estimate_messages(history_of(n))) for n in (200, 400)}
+    # Up to three measurements: a linear pass measures ~2x, a quadratic one ~4x every time, so a retry
+    # forgives a loaded machine without forgiving a regression.
+    ratios = []
+    for _ in range(3):
+        ratios.append(_scaling_ratio(cases))
+        if ratios[-1] <= 2.5:
+            break
+    assert min(ratios) <= 2.5, ratios
