@@ -24,10 +24,7 @@ def _settings(max_lines: int | None, max_bytes: int | None) -> Settings:
 
 
 def _report(update: MemoryUpdate, verbose: bool, check: bool) -> None:
-    line = update.describe()
-    if check and update.changed:
-        line = line.replace(": ", ": would change: ", 1)
-    click.echo(line)
+    click.echo(update.describe(dry_run=check))
     for note in update.notes:
         click.echo(f"  note: {note}")
     if verbose:

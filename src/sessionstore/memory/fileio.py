@@ -30,14 +30,15 @@ class MemoryUpdate:
     removed: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
-    def describe(self) -> str:
+    def describe(self, *, dry_run: bool = False) -> str:
         """One line for people: sizes before and after, how, and how much was removed."""
         if not self.changed:
             return f"{self.path}: unchanged ({self.lines_after} lines, {self.bytes_after:,} bytes)"
         count = len(self.removed)
         removed = f", {count} line{'' if count == 1 else 's'} removed" if count else ""
+        would = "would change: " if dry_run else ""
         return (
-            f"{self.path}: {self.lines_before} -> {self.lines_after} lines, "
+            f"{self.path}: {would}{self.lines_before} -> {self.lines_after} lines, "
             f"{self.bytes_before:,} -> {self.bytes_after:,} bytes ({self.method}{removed})"
         )
 
