@@ -40,13 +40,14 @@ def clip_lines_to_budget(
         return Clipped(list(lines), [])
     units = parse_units(lines)
     state = _Budget(units, max_lines, max_bytes)
-    for index in _static_order(units, keep_newest)[0]:
+    before, after = _static_order(units, keep_newest)
+    for index in before:
         if state.fits():
             break
         state.drop(index)
     if not state.fits():
         state.drop_largest_sections_first()
-    for index in _static_order(units, keep_newest)[1]:
+    for index in after:
         if state.fits():
             break
         state.drop(index)
@@ -94,11 +95,11 @@ class _Budget:
 
 def _static_order(units: list[Unit], keep_newest: int) -> tuple[list[int], list[int]]:
     """Unit indexes for steps 1-3 (before the section pass) and for step 5 (after it)."""
+    last_content = max((i for i, unit in enumerate(units) if unit.kind != "blank"), default=-1)
     blanks_redundant = [
         i
         for i, unit in enumerate(units)
-        if unit.kind == "blank"
-        and (i == 0 or units[i - 1].kind == "blank" or all(u.kind == "blank" for u in units[i:]))
+        if unit.kind == "blank" and (i == 0 or units[i - 1].kind == "blank" or i > last_content)
     ]
     sessions = session_unit_indexes(units)
     entries = {i: entry for i in sessions if (entry := session_entry(units[i])) is not None}

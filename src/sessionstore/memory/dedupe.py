@@ -6,7 +6,9 @@ bullet) can appear twice; exact duplicates are removed on every rewrite, even un
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from typing import NamedTuple
 
 from .clip import DEFAULT_KEEP_NEWEST
@@ -55,17 +57,36 @@ def remove_near_duplicates(lines: list[str]) -> Shrunk:
     for i, unit in enumerate(units):
         if unit.kind == "text":
             words[i] = _words(unit)
-    drop: set[int] = set()
-    for i in words:
-        for j in words:
-            if j <= i or units[j].section != units[i].section:
-                continue
-            if _similar(words[i], words[j]):
-                drop.add(i)
-                break
+    drop = {
+        i
+        for i, j in _candidate_pairs(words)
+        if units[i].section == units[j].section and _similar(words[i], words[j])
+    }
     removed = [units[i] for i in sorted(drop)]
     kept = [unit for i, unit in enumerate(units) if i not in drop]
     return Shrunk(flatten(kept), flatten(removed))
+
+
+def _candidate_pairs(words: dict[int, frozenset[str]]) -> set[tuple[int, int]]:
+    """Pairs (i < j) that may reach the similarity threshold: prefix filtering, so not all n² pairs.
+
+    With words ordered rarest first, two sets with Jaccard >= t share a word among the first
+    `len - ceil(t * len) + 1` words of each; only sets meeting in such a prefix are compared.
+    """
+    frequency = Counter(word for bag in words.values() for word in bag)
+    index: dict[str, list[int]] = {}
+    pairs: set[tuple[int, int]] = set()
+    for i, bag in words.items():
+        if not bag:
+            continue
+        # Short lines must match exactly (threshold 1), so their prefix is one word.
+        threshold = NEAR_DUPLICATE_JACCARD if len(bag) >= NEAR_DUPLICATE_MIN_WORDS else 1.0
+        ordered = sorted(bag, key=lambda word: (frequency[word], word))
+        for word in ordered[: len(bag) - math.ceil(threshold * len(bag)) + 1]:
+            for earlier in index.setdefault(word, []):
+                pairs.add((earlier, i))
+            index[word].append(i)
+    return pairs
 
 
 def _words(unit: Unit) -> frozenset[str]:
