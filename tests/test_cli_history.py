@@ -144,7 +144,7 @@ def test_show_json_is_the_history_as_pydantic_ai_json(root: Path) -> None:
         ("fix-auth@99", ["outside session 'fix-auth'", "session log fix-auth"]),
         ("nosuch~1", ["no session 'nosuch'"]),
         ("checkpoints/fix-auth/7", ["no checkpoint checkpoints/fix-auth/7"]),
-        ("abcdef0", ["no session 'abcdef0'"]),
+        ("abcdef0", ["'abcdef0'"]),
         ("nothing!", ["unknown revision 'nothing!'", "NAME@SEQ"]),
         ("bad/rev/", ["unknown revision"]),
     ],
