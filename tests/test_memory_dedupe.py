@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
+
 from sessionstore.memory.dedupe import (
     FOLD_MAX_CHARS,
+    _similar,
+    _words,
     fold_old_sessions,
     remove_exact_duplicates,
     remove_near_duplicates,
 )
+from sessionstore.memory.document import parse_units
 
 
 def test_exact_duplicates_removed_first_kept_blocks_untouched() -> None:
@@ -78,3 +85,21 @@ def test_fold_line_is_capped() -> None:
     folded, _ = fold_old_sessions(lines, keep_newest=0)
     assert len(folded) == 2
     assert len(folded[1]) <= FOLD_MAX_CHARS + len("- 2026-09 (19 sessions): ")
+
+
+# Enough distinct words that long lines can differ by one or two (prefixes longer than one word).
+WORDS = st.lists(st.sampled_from([f"w{i}" for i in range(14)]), min_size=1, max_size=14)
+
+
+@hyp_settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(WORDS.map(lambda ws: "- " + " ".join(ws)), st.just("## Next")), max_size=25))
+def test_prefix_filter_finds_what_comparing_all_pairs_finds(lines: list[str]) -> None:
+    units = parse_units(lines)
+    bags = {i: _words(unit) for i, unit in enumerate(units) if unit.kind == "text"}
+    expected = {
+        i
+        for i in bags
+        for j in bags
+        if j > i and units[i].section == units[j].section and _similar(bags[i], bags[j])
+    }
+    assert remove_near_duplicates(lines).removed == [units[i].lines[0] for i in sorted(expected)]
