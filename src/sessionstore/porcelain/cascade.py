@@ -102,53 +102,58 @@ def _event(kind: type[CompactionEvent], before: tuple[int, int], commit: Commit)
 
 
 def ultimate(session: Session, budget: int) -> CompactionEvent | None:
-    """Tier 3 when enabled and the session has a checkpoint; None when it may not run."""
+    """Tier 3 when enabled and the session has a checkpoint; None when it may not run.
+
+    `ultimate_compact` keeps the newest summary and the last `ultimate_keep_checkpoints` earlier ones
+    of the journal it is given, so the whole journal is passed. Raises `CompactionError` when even
+    tier 3 cannot fit (a budget under its minimum); nothing is persisted then.
+    """
     settings = session.store.settings
     if not settings.ultimate_compaction_enabled:
         return None
     journal = checkpoint_summaries(session)
     if not journal:
         return None
-    keep = settings.ultimate_keep_checkpoints
-    summaries = journal if keep == 0 else journal[-(keep + 1) :]
     before = (session.tokens, session.persisted_count)
     result = ultimate_compact(
-        session._history, session._sizes, budget=budget, summaries=summaries, settings=settings
+        session._history, session._sizes, budget=budget, summaries=journal, settings=settings
     )
     commit = _persist(session, result, 3, None)
     return _event(ContextUltimateCompacted, before, commit)
 
 
 def full_then_ultimate(session: Session, *, focus: str | None, raise_errors: bool) -> list[CompactionEvent]:
-    """Tier 2, then tier 3 when the result is still over the full level or tier 2 failed."""
+    """Tier 2, then tier 3 when the result is still over the full level or tier 2 failed.
+
+    `raise_errors` (manual compaction) raises a failure; the cascade after an acknowledged turn warns
+    instead, because the turn itself is safely stored whatever compaction does.
+    """
     _, lv = session_levels(session)
     events: list[CompactionEvent] = []
     before = (session.tokens, session.persisted_count)
     try:
-        result = full_compact(
-            session._history,
-            session._sizes,
-            settings=session.store.settings,
-            full_level=lv.full,
-            focus=focus,
-            model=session.store.summarizer,
-        )
-    except CompactionError as err:
-        event = ultimate(session, lv.full)
-        if event is None:
-            if raise_errors:
-                raise
-            warnings.warn(
-                f"session {session.name!r}: full compaction failed, history kept: {err}", stacklevel=3
+        try:
+            result = full_compact(
+                session._history,
+                session._sizes,
+                settings=session.store.settings,
+                full_level=lv.full,
+                focus=focus,
+                model=session.store.summarizer,
             )
-            return events
-        return [event]
-    commit = _persist(session, result, 2, focus)
-    events.append(_event(ContextCompacted, before, commit))
-    if over_threshold(commit.tokens, lv.full):
-        event = ultimate(session, lv.full)
-        if event is not None:
+        except CompactionError:
+            event = ultimate(session, lv.full)
+            if event is None:
+                raise
+            return [event]
+        commit = _persist(session, result, 2, focus)
+        events.append(_event(ContextCompacted, before, commit))
+        if over_threshold(commit.tokens, lv.full) and (event := ultimate(session, lv.full)) is not None:
             events.append(event)
+    except CompactionError as err:
+        if raise_errors:
+            raise
+        warnings.warn(f"session {session.name!r}: compaction failed, history kept: {err}", stacklevel=3)
     return events
 
 
