@@ -99,6 +99,19 @@ def test_raising_model_falls_back_offline() -> None:
     assert "ConnectionError: network down" in result.notes[0]
 
 
+def test_lines_given_directly_are_redacted_before_the_model_sees_them() -> None:
+    seen: list[str] = []
+
+    def record(body: str) -> str:
+        seen.append(body)
+        return body
+
+    compress_lines(
+        [*_memory(40), "- 2026-10-20 leak: password=hunter2hunter"], SMALL, model=_answering(record)
+    )
+    assert seen and "hunter2" not in seen[0] and "password=[redacted]" in seen[0]
+
+
 def test_disabled_compression_only_clamps() -> None:
     settings = Settings(memory_max_lines=30, memory_max_bytes=25_000, memory_compression_enabled=False)
     result = compress_lines(_memory(60), settings)

@@ -141,7 +141,8 @@ def _ask_model(model: Model | str, lines: list[str], settings: Settings) -> list
         max_lines=settings.memory_max_lines, max_bytes=settings.memory_max_bytes
     )
     agent: Agent[None, str] = Agent(model, instructions=instructions)
-    result: Any = agent.run_sync(f"<memory-file>\n{join_lines(lines)}</memory-file>")
+    # Callers pass redacted lines already; redacting again here keeps that true for any caller.
+    result: Any = agent.run_sync(f"<memory-file>\n{redact(join_lines(lines))}</memory-file>")
     text = redact(str(result.output)).strip()
     answer = split_lines(text)
     # Models like to wrap Markdown in a code fence despite being told not to.
