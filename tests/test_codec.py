@@ -32,6 +32,7 @@ def test_blobs_concatenate_into_one_history() -> None:
     assert [codec.line_count(b) for b in blobs] == [len(t) for t in turns]
     assert codec.decode(blobs) == [m for t in turns for m in t]
     assert codec.decode([]) == [] and codec.decode([b""]) == []
+    assert codec.decode([blobs[0].rstrip(b"\n"), b"", blobs[1]]) == turns[0] + turns[1]
 
 
 def test_decode_validates_once_for_all_blobs(monkeypatch) -> None:

@@ -75,31 +75,33 @@ def test_iteration_skips_temps_and_strays(tmp_path) -> None:
 
 
 def _blobs(objects: ObjectStore, sizes: list[int]) -> list[str]:
-    return [objects.write(bytes([65 + i]) * n + b"\n") for i, n in enumerate(sizes)]
+    return [objects.write(bytes([65 + i % 26]) * n + str(i).encode() + b"\n") for i, n in enumerate(sizes)]
 
 
-@pytest.mark.parametrize("sizes", [[10, 20], [300_000, 10, 200_000]], ids=["inline", "worker-thread"])
-def test_load_decodes_verified_blobs(tmp_path, sizes: list[int]) -> None:
+SIZES = {"few": [10, 20], "many (threads)": [3000 * (i % 3) for i in range(40)]}
+
+
+@pytest.mark.parametrize("sizes", SIZES.values(), ids=SIZES.keys())
+def test_load_decodes_verified_blobs_in_order(tmp_path, sizes: list[int]) -> None:
     objects = ObjectStore(tmp_path)
     oids = _blobs(objects, sizes)
-    assert objects.load(oids, lambda data: [len(d) for d in data]) == [n + 1 for n in sizes]
+    assert objects.load(oids, lambda data: [len(d) for d in data]) == [
+        n + len(str(i)) + 1 for i, n in enumerate(sizes)
+    ]
 
 
-@pytest.mark.parametrize("sizes", [[10, 20], [300_000, 10, 200_000]], ids=["inline", "worker-thread"])
-def test_load_names_a_corrupt_blob_even_when_decode_fails_on_it(tmp_path, sizes: list[int]) -> None:
+@pytest.mark.parametrize("sizes", SIZES.values(), ids=SIZES.keys())
+def test_load_names_a_corrupt_blob_before_decoding(tmp_path, sizes: list[int]) -> None:
     objects = ObjectStore(tmp_path)
     oids = _blobs(objects, sizes)
     path = objects.path(oids[-1])
     data = bytearray(path.read_bytes())
-    data[5] ^= 0x01
+    data[0] ^= 0x01
     path.write_bytes(bytes(data))
-
-    def decode(blobs: list[bytes]) -> None:
-        raise ValueError("cannot parse")
-
+    decoded: list[object] = []
     with pytest.raises(CorruptObjectError, match=oids[-1][:12]):
-        objects.load(oids, decode)
-    with pytest.raises(CorruptObjectError, match=oids[-1][:12]):
-        objects.load(oids, lambda blobs: blobs)
-    with pytest.raises(ValueError, match="cannot parse"):
-        objects.load(oids[:-1], decode)  # a healthy store lets decode's own error through
+        objects.load(oids, decoded.append)
+    assert decoded == []  # never handed to the decoder
+    os.unlink(objects.path(oids[0]))
+    with pytest.raises(CorruptObjectError, match=f"{oids[0][:12]} is missing"):
+        objects.load(oids, decoded.append)  # the first bad blob in order is the one named
