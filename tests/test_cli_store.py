@@ -168,3 +168,17 @@ def test_list_shows_an_imported_example(root: Path) -> None:
     run(root, "init")
     assert run(root, "import", str(EXAMPLE)).exit_code == 0
     assert run(root, "list").stdout.split()[:3] == ["fix-auth", "16", "msgs"]
+
+
+def test_list_shows_a_damaged_session_and_still_lists_the_others(filled: Path) -> None:
+    log = filled / "logs" / "beta.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    # A bad last line counts as torn; one before it is damage, which `info` (head) reports.
+    log.write_bytes(b"".join(line.replace(b'"kind"', b'"kinD"') for line in lines))
+    result = run(filled, "list")
+    assert result.exit_code == 0, result.output
+    alpha, beta = result.stdout.splitlines()
+    assert alpha.split()[0] == "alpha" and "msgs" in alpha
+    assert beta.split() == ["beta", "damaged:", "run", "`session", "fsck`"]
+    records = [orjson.loads(line) for line in run(filled, "list", "--json").stdout.splitlines()]
+    assert records[0]["name"] == "alpha" and "damaged" in records[1]["error"]

@@ -13,10 +13,10 @@ import orjson
 
 from ..accounting.settings import Settings
 from ..accounting.thresholds import levels, resolve_window
-from ..errors import NotAStoreError
+from ..errors import CorruptObjectError, NotAStoreError
 from ..porcelain import maintenance
 from ..porcelain.gauge import Gauge, gauge
-from ..porcelain.store import SessionStore
+from ..porcelain.store import SessionInfo, SessionStore
 from .output import (
     Painter,
     emit,
@@ -59,7 +59,13 @@ def gauge_cell(reading: Gauge, paint: Painter) -> str:
 def list_cmd(ctx: click.Context, as_json: bool) -> None:
     """List sessions: messages, context, checkpoints and when each last changed."""
     store = open_store(ctx)
-    infos = [store.info(name) for name in store.sessions()]
+    infos: list[SessionInfo] = []
+    damaged: dict[str, str] = {}  # one damaged log must not hide every other session
+    for name in store.sessions():
+        try:
+            infos.append(store.info(name))
+        except CorruptObjectError as err:
+            damaged[name] = str(err)
     window = resolve_window(store.settings.model, store.settings)
     marks = levels(window, store.settings)
     readings = [gauge(info.tokens, window, marks) for info in infos]
@@ -78,8 +84,10 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
                 "time": head.time if head else None,
             }
             click.echo(orjson.dumps(record).decode())
+        for name, error in damaged.items():
+            click.echo(orjson.dumps({"name": name, "error": error}).decode())
         return
-    if not infos:
+    if not infos and not damaged:
         click.echo("no sessions yet: `session import FILE` brings one in", err=True)
         return
     paint = painter()
@@ -93,7 +101,7 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
         )
         for info, reading in zip(infos, readings, strict=True)
     ]
-    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    widths = [max((len(row[i]) for row in rows), default=0) for i in range(5)]
     lines = []
     for (name, msgs, level, ckpts, when), info, reading in zip(rows, infos, readings, strict=True):
         cells = [
@@ -105,6 +113,9 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
             paint(short_id(info.head.id if info.head else None), fg="yellow"),
         ]
         lines.append(("  " + "  ".join(cells)).rstrip())
+    for name in damaged:
+        label = paint(name.ljust(widths[0]), bold=True)
+        lines.append(f"  {label}  {paint('damaged', fg='red')}: run `session fsck`")
     emit(lines)
 
 
