@@ -54,6 +54,7 @@ import hashlib
 import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -115,6 +116,7 @@ class FileConversationStore(ConversationStore):
         )
         self._logs: dict[str, ConversationLog] = {}
         self._mutex = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sessionstore-blob")
 
     def __repr__(self) -> str:
         return f"FileConversationStore({str(self.store.root)!r})"
@@ -257,8 +259,10 @@ class FileConversationStore(ConversationStore):
         if not new:
             return "turn", None, {"sizes": []}, count, tokens
         messages = [entry.message for entry in new]
+        # The blob's two syncs and tiktoken both release the GIL: estimate while the blob is written.
+        writing = self._pool.submit(self.store.objects.write, codec.encode(messages))
         sizes = estimate_messages(messages)
-        blob = self.store.objects.write(codec.encode(messages))
+        blob = writing.result()
         fields = {"sizes": sizes, IDS: [entry.id for entry in new], AFTER: previous}
         return "turn", blob, fields, count + len(new), tokens + sum(sizes)
 
