@@ -144,3 +144,13 @@ def test_real_transcripts_import_show_and_round_trip(
     assert run(root, "import", str(out), "--as", "again").exit_code == 0
     assert _history(root, "again") == history
     assert run(root, "fsck").exit_code == 0
+
+
+def test_import_example_needs_no_path(root: Path) -> None:
+    result = run(root, "import", "--example")
+    assert result.exit_code == 0, result.output
+    assert "as fix-auth: 2 turns, 16 messages" in result.stdout
+    before = snapshot(root)
+    assert_refused(run(root, "import"), "give a transcript FILE", "--example")
+    assert_refused(run(root, "import", str(EXAMPLE), "--example"), "not both")
+    assert snapshot(root) == before

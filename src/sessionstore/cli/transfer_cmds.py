@@ -11,12 +11,15 @@ import click
 
 from .output import fail, number, open_store, plural, progress, short_id, stdout_bytes
 
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "fix-auth.json"
+"""A short pydantic-ai conversation with tool calls, shipped as package data for a first try."""
+
 IMPORT_FORMATS = ("auto", "pydantic-ai", "claude-code", "codex")
 EXPORT_FORMATS = ("pydantic-ai",)
 
 
 @click.command("import")
-@click.argument("file", type=click.Path(path_type=Path, dir_okay=True))
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=True), required=False)
 @click.option(
     "--format",
     "fmt",
@@ -26,26 +29,31 @@ EXPORT_FORMATS = ("pydantic-ai",)
     help="Transcript format; auto detects it from the content.",
 )
 @click.option("--as", "name", help="Session name (default: derived from the transcript).")
+@click.option("--example", is_flag=True, help=f"Import the bundled example conversation ({EXAMPLE.name}).")
 @click.pass_context
-def import_cmd(ctx: click.Context, file: Path, fmt: str, name: str | None) -> None:
+def import_cmd(ctx: click.Context, file: Path | None, fmt: str, name: str | None, example: bool) -> None:
     """Import a transcript FILE (pydantic-ai JSON, Claude Code or Codex JSONL) as a new session."""
     from ..plumbing.names import check_name
     from ..porcelain.importing import import_transcript
     from ..porcelain.transcripts import read_transcript
 
+    source = EXAMPLE if example else file
+    if source is None or (example and file is not None):
+        raise fail("give a transcript FILE to import, or --example for the bundled one (not both)")
     store = open_store(ctx)
     if name is not None:
         check_name(name)  # refuse a bad --as before reading a possibly large file
-    transcript = read_transcript(file, fmt)
-    with progress(f"importing {file.name}") as bar:
+    transcript = read_transcript(source, fmt)
+    with progress(f"importing {source.name}") as bar:
         session = import_transcript(store, transcript, name, progress=bar)
     steps = transcript.steps
     compactions = sum(1 for s in steps if s.kind == "compaction")
+    turns = plural(len(steps) - compactions, "turn")
     extra = f", {plural(compactions, 'compaction')}" if compactions else ""
+    head = short_id(session.head.id if session.head else None)
     click.echo(
-        f"imported {file} ({transcript.format}) as {session.name}: {plural(len(steps) - compactions, 'turn')}"
-        f"{extra}, {plural(session.persisted_count, 'message')}, {number(session.tokens)} tok, "
-        f"head {short_id(session.head.id if session.head else None)}"
+        f"imported {source} ({transcript.format}) as {session.name}: {turns}{extra}, "
+        f"{plural(session.persisted_count, 'message')}, {number(session.tokens)} tok, head {head}"
     )
 
 
