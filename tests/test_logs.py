@@ -137,3 +137,29 @@ def test_read_at_a_wrong_offset_and_repair_tail(tmp_path) -> None:
     with open(log.path, "ab") as f:
         f.write(b"xx")
     assert log.repair_tail() and log.path.read_bytes().endswith(b"}\n")
+
+
+def test_head_of_a_long_log_reads_back_from_the_end(tmp_path) -> None:
+    log = Log(tmp_path, "s")
+    commits = write(log, 400)  # ~100 kB: more than head()'s read window
+    assert log.path.stat().st_size > 1 << 16
+    assert log.head() == commits[-1]
+    with open(log.path, "ab") as f:
+        f.write(b'{"torn')
+    assert log.head() == commits[-1]
+    lines = log.path.read_bytes().splitlines(keepends=True)
+    lines[-2] = lines[-2].replace(b'"count":1', b'"count":5')  # damage below the torn tail
+    log.path.write_bytes(b"".join(lines))
+    with pytest.raises(CorruptLogError, match="damaged at line 400"):
+        log.head()
+
+
+def test_head_when_the_last_line_is_longer_than_the_window(tmp_path) -> None:
+    log = Log(tmp_path, "s")
+    first = write(log, 1)[0]
+    line, body = make_line(
+        parent=first, kind="turn", blob=None, count=1, tokens=1, usage=None, extra={"sizes": [7] * 40_000}
+    )
+    big = log.append(line, body, first)
+    assert big.size > 1 << 16 and log.head() == big
+    assert Log(tmp_path, "none").head() is None

@@ -70,6 +70,11 @@ def test_an_ambiguous_prefix_lists_candidates(store: SessionStore) -> None:
 
 def test_checkpoints(store: SessionStore, commits: list[Commit]) -> None:
     assert store.resolve("checkpoints/main/1") == commits[4]
+    assert (
+        [i.checkpoints for i in store.infos()]
+        == [1, 0]
+        == [store.info(n).checkpoints for n in store.sessions()]
+    )
     with pytest.raises(UnknownRevision, match=r"checkpoints: checkpoints/main/1"):
         store.resolve("checkpoints/main/2")
     with pytest.raises(UnknownRevision, match="none yet"):

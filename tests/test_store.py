@@ -52,6 +52,7 @@ def test_sessions_exists_and_info(store: SessionStore) -> None:
     assert (info.name, info.count, info.checkpoints) == ("a", 3, 0)
     assert info.tokens == store.session("a").tokens > 0
     assert store.info("empty").count == 0 and store.info("empty").head is None
+    assert store.infos() == [store.info("a"), store.info("b")]
 
 
 def test_unknown_session_suggests_close_names(store: SessionStore) -> None:

@@ -28,6 +28,8 @@ from ..errors import CorruptLogError, StaleSessionError
 from .fsutil import append_durable, truncate_durable
 
 RESET_KINDS = frozenset({"compaction", "checkout", "fork"})
+_HEAD_READ = 1 << 16
+"""Bytes `head()` reads from the end of a log: many commit lines, whatever the log's length."""
 _CORE = ("parent", "seq", "kind", "blob", "count", "tokens", "usage", "time")
 
 
@@ -200,8 +202,24 @@ class Log:
         return out, valid_end
 
     def head(self) -> Commit | None:
-        """The newest acknowledged commit (cheap: reads back one line)."""
-        data = self._bytes()
+        """The newest acknowledged commit (cheap: reads back from the end of the file only)."""
+        try:
+            with open(self.path, "rb") as f:
+                size = f.seek(0, os.SEEK_END)
+                start = max(0, size - _HEAD_READ)
+                f.seek(start)
+                data = f.read()
+        except FileNotFoundError:
+            return None
+        if start:
+            cut = data.find(b"\n") + 1  # the bytes before the first newline belong to an earlier line
+            for offset, line, is_last in self._lines_backward(data[cut:] if cut else b""):
+                commit = _parse(line, self.session, start + cut + offset)
+                if commit is not None:
+                    return commit
+                if not is_last:
+                    break
+            data = self._bytes()  # a last line longer than the window, or damage: read it all
         for offset, line, is_last in self._lines_backward(data):
             commit = _parse(line, self.session, offset)
             if commit is not None:

@@ -130,15 +130,34 @@ class SessionStore:
 
     def sessions(self) -> list[str]:
         """Names of all sessions, sorted."""
-        if not self.logs_dir.is_dir():
+        try:
+            names = os.listdir(self.logs_dir)
+        except FileNotFoundError:
             return []
-        return sorted(p.name[:-6] for p in self.logs_dir.iterdir() if p.name.endswith(".jsonl"))
+        return sorted(n[:-6] for n in names if n.endswith(".jsonl"))
 
     def info(self, name: str) -> SessionInfo:
         """Head commit and checkpoint count of `name`, without loading any message."""
-        directory = self.refs.dir / check_name(name)
-        checkpoints = sum(1 for p in directory.iterdir() if p.name.isdigit()) if directory.is_dir() else 0
+        try:
+            checkpoints = sum(1 for k in os.listdir(self.refs.dir / check_name(name)) if k.isdigit())
+        except FileNotFoundError:
+            checkpoints = 0
         return SessionInfo(name, self.log(name).head(), checkpoints)
+
+    def infos(self) -> list[SessionInfo]:
+        """`info` of every session, sorted by name: one directory listing each for logs and refs,
+        then one short read per log (what `session list` needs on a store of thousands)."""
+        try:
+            with_refs = set(os.listdir(self.refs.dir))
+        except FileNotFoundError:
+            with_refs = set()
+        out = []
+        for name in self.sessions():
+            checkpoints = 0
+            if name in with_refs:
+                checkpoints = sum(1 for k in os.listdir(self.refs.dir / name) if k.isdigit())
+            out.append(SessionInfo(name, self.log(name).head(), checkpoints))
+        return out
 
     def fork(self, rev: str, new_name: str) -> Session:
         """A new session whose history is the state at `rev`, sharing its blobs (nothing copied)."""
