@@ -53,19 +53,29 @@ def gauge_cell(reading: Gauge, paint: Painter) -> str:
     return paint(text, fg=reading.band) if reading.band else text
 
 
+def _infos(store: SessionStore) -> tuple[list[SessionInfo], dict[str, str]]:
+    """Every session's info, and the damaged ones with their error: one bad log hides no other."""
+    try:
+        return store.infos(), {}  # the fast path: one listing per directory
+    except CorruptObjectError:
+        pass
+    infos: list[SessionInfo] = []
+    damaged: dict[str, str] = {}
+    for name in store.sessions():
+        try:
+            infos.append(store.info(name))
+        except CorruptObjectError as err:
+            damaged[name] = str(err)
+    return infos, damaged
+
+
 @click.command("list")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per session, per line.")
 @click.pass_context
 def list_cmd(ctx: click.Context, as_json: bool) -> None:
     """List sessions: messages, context, checkpoints and when each last changed."""
     store = open_store(ctx)
-    infos: list[SessionInfo] = []
-    damaged: dict[str, str] = {}  # one damaged log must not hide every other session
-    for name in store.sessions():
-        try:
-            infos.append(store.info(name))
-        except CorruptObjectError as err:
-            damaged[name] = str(err)
+    infos, damaged = _infos(store)
     window = resolve_window(store.settings.model, store.settings)
     marks = levels(window, store.settings)
     readings = [gauge(info.tokens, window, marks) for info in infos]
