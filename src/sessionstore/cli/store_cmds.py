@@ -14,7 +14,6 @@ import orjson
 from ..accounting.settings import Settings
 from ..accounting.thresholds import levels, resolve_window
 from ..errors import CorruptObjectError, NotAStoreError
-from ..porcelain import maintenance
 from ..porcelain.gauge import Gauge, gauge
 from ..porcelain.store import SessionInfo, SessionStore
 from .output import (
@@ -134,6 +133,8 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def fsck_cmd(ctx: click.Context, repair: bool) -> None:
     """Verify every log, blob and checkpoint ref; exit 1 while problems remain."""
+    from ..porcelain import maintenance
+
     store = open_store(ctx)
     with progress("checking sessions") as bar:
         report = maintenance.fsck(store, repair=repair, progress=bar)
@@ -167,6 +168,8 @@ def fsck_cmd(ctx: click.Context, repair: bool) -> None:
 @click.pass_context
 def gc_cmd(ctx: click.Context, grace_days: float, dry_run: bool) -> None:
     """Delete blobs no session reaches that are older than the grace period."""
+    from ..porcelain import maintenance
+
     store = open_store(ctx)
     with progress("collecting garbage") as bar:
         report = maintenance.gc(store, grace_days=grace_days, dry_run=dry_run, progress=bar)
