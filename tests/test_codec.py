@@ -35,19 +35,20 @@ def test_blobs_concatenate_into_one_history() -> None:
     assert codec.decode([blobs[0].rstrip(b"\n"), b"", blobs[1]]) == turns[0] + turns[1]
 
 
-def test_decode_validates_once_for_all_blobs(monkeypatch) -> None:
+def test_decode_validates_each_blob_in_one_call(monkeypatch) -> None:
     calls = []
     real = codec.adapter()
 
     class Spy:
         def validate_json(self, data: bytes):
-            calls.append(data)
+            calls.append(bytes(data))
             return real.validate_json(data)
 
     blobs = [codec.encode(t) for t in sample_turns()]
     monkeypatch.setattr(codec, "adapter", lambda: Spy())
-    codec.decode(blobs)
-    assert len(calls) == 1
+    codec.decode(iter(blobs))  # any iterable, consumed once
+    assert len(calls) == len(blobs)
+    assert all(c.startswith(b"[{") and c.endswith(b"}]") and b"\n" not in c for c in calls)
 
 
 def test_newlines_inside_content_stay_escaped() -> None:

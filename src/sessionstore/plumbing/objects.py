@@ -17,8 +17,6 @@ from ..errors import CorruptObjectError
 from .fsutil import fsync_dir, write_temp
 
 _HEX = frozenset("0123456789abcdef")
-_PARALLEL_MIN_BLOBS = 16
-"""Below this many blobs, starting threads costs more than they save."""
 T = TypeVar("T")
 
 
@@ -85,21 +83,14 @@ class ObjectStore:
                 "`session fsck`"
             ) from None
 
-    def load(self, oids: Sequence[str], decode: Callable[[list[bytes]], T]) -> T:
-        """`decode` of the bytes of `oids`, every blob verified against its name first.
+    def load(self, oids: Sequence[str], decode: Callable[[Iterator[bytes]], T]) -> T:
+        """`decode` of the bytes of `oids`, handed over one verified blob at a time.
 
-        Many blobs are read and hashed on a few threads: file reads and sha256 both release the GIL,
-        so on a multi-core machine the verification of a long session's blobs costs a fraction of
-        its sequential time. (Hashing *during* the validation does not work: pydantic holds the GIL
-        and the hashing thread would crawl from one switch interval to the next.)
+        Lazily, so a blob is read, hashed and decoded while its bytes are still in the CPU cache, and
+        a bad blob raises `CorruptObjectError` before `decode` ever sees its bytes. (Threads do not
+        help: pydantic holds the GIL, so a hashing thread would crawl between switch intervals.)
         """
-        if len(oids) < _PARALLEL_MIN_BLOBS:
-            return decode([self.read(oid) for oid in oids])
-        from concurrent.futures import ThreadPoolExecutor  # only loads of long sessions pay for it
-
-        with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-            data = list(pool.map(self.read, oids))  # in order; the first bad blob's error is raised
-        return decode(data)
+        return decode(self.read(oid) for oid in oids)
 
     def _corrupt(self, oid: str) -> CorruptObjectError:
         return CorruptObjectError(
