@@ -1,7 +1,9 @@
 """The `session` entry point: the click group, shared options and the one error boundary.
 
-Command modules register themselves in `COMMAND_MODULES`; each must keep pydantic-ai imports inside
-its functions, because `session log`, `list` and `gauge` must start without importing it.
+Commands load lazily: `COMMANDS` maps each name to the module defining it, and only the invoked
+command's module is imported, so `session log`, `list` and `gauge` start in about the time it takes to
+import click (they never import pydantic-ai). Each module still exposes `COMMANDS: list[click.Command]`;
+`tests/test_cli_main.py` checks the table and the modules agree.
 """
 
 from __future__ import annotations
@@ -15,22 +17,42 @@ import click
 
 from ..errors import SessionStoreError
 
-# Modules that define click commands; each exposes `COMMANDS: list[click.Command]`.
-COMMAND_MODULES = (
-    "sessionstore.cli.store_cmds",
-    "sessionstore.cli.history_cmds",
-    "sessionstore.cli.transfer_cmds",
-    "sessionstore.cli.accounting_cmds",
-    "sessionstore.cli.compaction_cmds",
-    "sessionstore.cli.memory_cmds",
-)
+COMMANDS = {
+    "init": "store_cmds",
+    "list": "store_cmds",
+    "fsck": "store_cmds",
+    "gc": "store_cmds",
+    "log": "history_cmds",
+    "show": "history_cmds",
+    "checkout": "history_cmds",
+    "fork": "history_cmds",
+    "import": "transfer_cmds",
+    "export": "transfer_cmds",
+    "config": "accounting_cmds",
+    "gauge": "accounting_cmds",
+    "compact": "compaction_cmds",
+    "end": "compaction_cmds",
+    "demo": "compaction_cmds",
+    "memory": "memory_cmds",
+    "hooks": "memory_cmds",
+}
 
 EXIT_ERROR = 2
 """User mistakes and refused operations. Exit 1 is kept for 'it changed something' / 'checks failed'."""
 
 
 class _Group(click.Group):
-    """Turns every `SessionStoreError` into one line on stderr and exit 2: no tracebacks for users."""
+    """Lazy commands, and every `SessionStoreError` as one line on stderr with exit 2: no tracebacks."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = COMMANDS.get(cmd_name)
+        if module is None:
+            return None
+        commands = importlib.import_module(f"sessionstore.cli.{module}").COMMANDS
+        return next((c for c in commands if c.name == cmd_name), None)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -38,9 +60,6 @@ class _Group(click.Group):
         except SessionStoreError as err:
             click.echo(f"session: {err}", err=True)
             sys.exit(EXIT_ERROR)
-        except KeyboardInterrupt:
-            click.echo("session: interrupted", err=True)
-            sys.exit(130)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -59,23 +78,20 @@ def cli(ctx: click.Context, store_path: str | None) -> None:
     ctx.obj["store_path"] = store_path
 
 
-def _register() -> None:
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as err:
-            if err.name != name:  # a real import error inside an existing module: surface it
-                raise
-            continue
-        for command in module.COMMANDS:
-            cli.add_command(command)
-
-
-_register()
-
-
-def main() -> None:
-    """Console-script entry point."""
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: click's usage errors, too, become one line and exit 2."""
     if os.environ.get("NO_COLOR"):
         os.environ.setdefault("CLICK_NO_COLOR", "1")
-    cli(prog_name="session")
+    try:
+        code = cli.main(args=argv, prog_name="session", standalone_mode=False)
+    except click.UsageError as err:
+        where = err.ctx.command_path if err.ctx else "session"
+        click.echo(f"session: {err.format_message()} (see `{where} --help`)", err=True)
+        sys.exit(EXIT_ERROR)
+    except click.ClickException as err:
+        click.echo(f"session: {err.format_message()}", err=True)
+        sys.exit(err.exit_code)
+    except click.Abort:
+        click.echo("session: interrupted", err=True)
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)
