@@ -101,3 +101,31 @@ def test_import_is_light() -> None:
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_commit_gauge_reads_the_same_window_as_the_triggers(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """One source of truth: the gauge from a log line resolves the window the cascade uses."""
+    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
+    from pydantic_ai.usage import RequestUsage
+
+    from sessionstore import SessionStore
+    from sessionstore.porcelain import cascade
+    from sessionstore.porcelain.gauge import commit_gauge
+
+    store = SessionStore.open(tmp_path / "s")
+    s = store.session("s")
+    for i in range(3):
+        response = ModelResponse(
+            parts=[TextPart(f"answer {i}")],
+            model_name="gpt-4o",
+            provider_name="openai",
+            usage=RequestUsage(input_tokens=50_000 + i, output_tokens=10),
+        )
+        s.append([ModelRequest(parts=[UserPromptPart(f"question {i}")]), response])
+    window, lv = cascade.session_levels(s)
+    reading = commit_gauge(s.head, store.settings)
+    assert window == reading.window == 128_000
+    assert reading.used == s.measurement.tokens == 50_012
+    assert (reading.levels.micro, reading.levels.full) == (lv.micro, lv.full)
+    s.compact()
+    assert commit_gauge(s.head, store.settings).window == cascade.session_levels(s)[0] == 128_000

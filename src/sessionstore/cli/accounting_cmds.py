@@ -17,8 +17,8 @@ import click
 import orjson
 
 from ..accounting.settings import Settings
-from ..accounting.thresholds import levels, resolve_window, window_for_capacity
-from ..porcelain.gauge import format_gauge, gauge
+from ..accounting.thresholds import levels, resolve_window
+from ..porcelain.gauge import commit_gauge, format_gauge, gauge
 
 
 def _toml_value(value: Any) -> str:
@@ -58,7 +58,7 @@ def config(as_json: bool) -> None:
 @click.argument("name")
 @click.option("--plain", is_flag=True, help="No colour (for tmux status lines and logs).")
 @click.option("--json", "as_json", is_flag=True, help="The reading as one JSON object.")
-@click.option("--model", default=None, help="Model whose window applies (default: the `model` setting).")
+@click.option("--model", default=None, help="Model whose window applies (default: the session's own model).")
 @click.option("--window", type=int, default=None, help="Configured window in tokens (context_window_tokens).")
 @click.pass_context
 def gauge_cmd(
@@ -70,14 +70,11 @@ def gauge_cmd(
     settings = Settings.load(start=Path.cwd(), overrides={"context_window_tokens": window})
     store = SessionStore.open(ctx.obj.get("store_path") if ctx.obj else None, create=False, settings=settings)
     commit = store.resolve(name)
-    if model is None and "capacity" in commit.extra:
-        # the turn recorded its model's capacity: no profile lookup, so no pydantic-ai import
-        resolved = window_for_capacity(commit.extra["capacity"], settings)
-    else:
-        resolved = resolve_window(model or commit.extra.get("model") or settings.model, settings)
-    # what the triggers compare: the measured prefix the turn recorded, else the local estimate
-    used = commit.extra.get("measured", commit.tokens)
-    reading = gauge(used, resolved, levels(resolved, settings))
+    if model is None:
+        reading = commit_gauge(commit, settings)  # the log line's capacity and measured prefix
+    else:  # an explicit model: its profile's window (this lookup imports pydantic-ai)
+        resolved = resolve_window(model, settings)
+        reading = gauge(commit.extra.get("measured", commit.tokens), resolved, levels(resolved, settings))
     if as_json:
         data = {
             "session": commit.session,

@@ -12,9 +12,8 @@ import click
 import orjson
 
 from ..accounting.settings import Settings
-from ..accounting.thresholds import levels, resolve_window
 from ..errors import CorruptObjectError, NotAStoreError
-from ..porcelain.gauge import Gauge, gauge
+from ..porcelain.gauge import Gauge, commit_gauge
 from ..porcelain.store import SessionInfo, SessionStore
 from .output import (
     Painter,
@@ -75,9 +74,7 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
     """List sessions: messages, context, checkpoints and when each last changed."""
     store = open_store(ctx)
     infos, damaged = _infos(store)
-    window = resolve_window(store.settings.model, store.settings)
-    marks = levels(window, store.settings)
-    readings = [gauge(info.tokens, window, marks) for info in infos]
+    readings = [commit_gauge(info.head, store.settings) for info in infos]
     if as_json:
         for info, reading in zip(infos, readings, strict=True):
             head = info.head
@@ -86,7 +83,7 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
                 "messages": info.count,
                 "tokens": info.tokens,
                 "percent": reading.percent,
-                "window": window,
+                "window": reading.window,
                 "checkpoints": info.checkpoints,
                 "head": head.id if head else None,
                 "seq": head.seq if head else 0,

@@ -11,9 +11,11 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..accounting.thresholds import Levels, over_threshold
+from ..accounting.settings import Settings
+from ..accounting.thresholds import Levels, levels, over_threshold, window_for_capacity
+from ..plumbing.logs import Commit
 
-__all__ = ["GLYPHS", "Gauge", "format_gauge", "format_tokens", "gauge"]
+__all__ = ["GLYPHS", "Gauge", "commit_gauge", "format_gauge", "format_tokens", "gauge"]
 
 GLYPHS = ("○", "◔", "◑", "◕", "●")
 """Fill glyphs for 0, 1/4, 1/2, 3/4 and a full window: the glyph shown is the nearest quarter."""
@@ -108,3 +110,15 @@ def format_gauge(g: Gauge, *, color: bool) -> str:
             _level_text(g, "full", g.levels.full),
         ]
     )
+
+
+def commit_gauge(commit: Commit | None, settings: Settings) -> Gauge:
+    """The gauge of a session at `commit`, from its log line alone (no messages, no pydantic-ai).
+
+    Turns record the model's known `capacity` and the `measured` prefix; the window is that capacity
+    capped by `context_window_tokens`, exactly as the triggers resolve it. After a reset point (no
+    measurement yet) the local estimate stands in, as it does for the triggers.
+    """
+    window = window_for_capacity(commit.extra.get("capacity") if commit else None, settings)
+    used = commit.extra.get("measured", commit.tokens) if commit else 0
+    return gauge(used, window, levels(window, settings))

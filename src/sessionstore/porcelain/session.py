@@ -275,6 +275,12 @@ class Session:
         time: str | None = None,
     ) -> Commit:
         """Append one commit line (lock held) and only then move the in-memory state."""
+        if self._head is not None and "model" not in extra and "model" in self._head.extra:
+            # carry the model forward so every line (compactions too) gives the gauge its window
+            extra = {
+                **extra,
+                **{k: self._head.extra[k] for k in ("model", "capacity") if k in self._head.extra},
+            }
         sizes = added_sizes if reset is not None else self._sizes + added_sizes
         line, body = make_line(
             parent=self._head, kind=kind, blob=blob, count=len(sizes), tokens=sum(sizes),
