@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -242,6 +241,8 @@ def find_pyproject(start: Path) -> Path | None:
 
 
 def _read_table(pyproject: Path) -> dict[str, Any]:
+    import tomllib  # only when a pyproject.toml is found: keeps CLI start-up lean
+
     try:
         with pyproject.open("rb") as handle:
             data = tomllib.load(handle)

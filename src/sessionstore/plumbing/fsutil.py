@@ -8,7 +8,6 @@ directory. Appends are fsynced before they are acknowledged. `fdatasync` is enou
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 _datasync = getattr(os, "fdatasync", os.fsync)
@@ -25,6 +24,8 @@ def fsync_dir(path: Path) -> None:
 
 def write_temp(directory: Path, data: bytes, *, prefix: str = ".tmp-") -> Path:
     """Write `data` to a fresh, fsynced temp file in `directory` and return its path."""
+    import tempfile  # writers only: read-only commands never pay for it
+
     fd, name = tempfile.mkstemp(dir=directory, prefix=prefix)
     try:
         view = memoryview(data)
