@@ -91,17 +91,17 @@ def test_load_hands_verified_blobs_in_order(tmp_path, sizes: list[int]) -> None:
 
 
 @pytest.mark.parametrize("sizes", SIZES.values(), ids=SIZES.keys())
-def test_load_names_a_corrupt_blob_before_decode_sees_it(tmp_path, sizes: list[int]) -> None:
+def test_load_names_a_corrupt_blob_before_decoding(tmp_path, sizes: list[int]) -> None:
     objects = ObjectStore(tmp_path)
     oids = _blobs(objects, sizes)
     path = objects.path(oids[-1])
     data = bytearray(path.read_bytes())
     data[0] ^= 0x01
     path.write_bytes(bytes(data))
-    seen: list[bytes] = []
+    seen: list[list[bytes]] = []
     with pytest.raises(CorruptObjectError, match=oids[-1][:12]):
-        objects.load(oids, lambda blobs: [seen.append(b) for b in blobs])
-    assert bytes(data) not in seen and len(seen) == len(oids) - 1
+        objects.load(oids, seen.append)
+    assert seen == []  # decode never runs on a store with a bad blob
     os.unlink(objects.path(oids[0]))
     with pytest.raises(CorruptObjectError, match=f"{oids[0][:12]} is missing"):
         objects.load(oids, list)  # the first bad blob in order is the one named
