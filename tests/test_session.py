@@ -224,3 +224,16 @@ def test_repr_names_session_and_head(store: SessionStore) -> None:
     commit = session.append([ModelRequest(parts=[UserPromptPart("x")]), *tagged_turn(0, 0)[1:]])
     assert repr(session) == f"Session('s', messages=2, head={commit.id[:7]})"
     assert isinstance(session.history[1].parts[0], TextPart)
+
+
+def test_a_real_transcript_replays_equal(store: SessionStore, realdata) -> None:
+    from sessionstore.porcelain.transcripts import read_transcript
+
+    steps = read_transcript(realdata / "claude_code" / "codemie_session-3fe1b6bc.jsonl").steps
+    session = store.session("real")
+    for step in steps:
+        session.append(step.messages, compact=False)
+    flat = [m for step in steps for m in step.messages]
+    reopened = store.session("real")
+    assert reopened.history == flat and reopened.persisted_count == len(flat) > 100
+    assert store.fsck().ok
