@@ -53,10 +53,9 @@ import asyncio
 import hashlib
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic_ai.conversation_store import (
     ConversationConflict,
@@ -89,6 +88,8 @@ if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
 
 __all__ = ["FileConversationStore", "session_name"]
+
+T = TypeVar("T")
 
 
 def session_name(conversation_id: str) -> str:
@@ -157,7 +158,7 @@ class FileConversationStore(ConversationStore):
 
     # -- sync implementations (run in a worker thread, under the instance mutex) --------------------
 
-    def _locked(self, fn: Any, *args: Any) -> Any:
+    def _locked(self, fn: Callable[..., T], *args: Any) -> T:
         with self._mutex:
             return fn(*args)
 
@@ -319,5 +320,5 @@ class FileConversationStore(ConversationStore):
             if current is None or current.revision != expected_revision:
                 raise ConversationConflict(conversation_id)
             view.log.remove()
-            fsync_dir(Path(view.log.path).parent)
+            fsync_dir(self.store.logs_dir)
             view.refresh()
