@@ -111,7 +111,7 @@ def messages_at(store: SessionStore, commit: Commit) -> list[ModelMessage]:
     from ..porcelain.session import state_at
 
     blobs, _ = state_at(store, commit)
-    return codec.decode(store.objects.read(b) for b in blobs)
+    return store.objects.load(blobs, codec.decode)
 
 
 @click.command("show")

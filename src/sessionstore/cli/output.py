@@ -83,8 +83,8 @@ def emit(lines: Iterable[str]) -> None:
     if is_terminal(stdout) and len(out) > shutil.get_terminal_size().lines - 1:
         click.echo_via_pager("\n".join(out) + "\n", color=colour_enabled(stdout))
         return
-    for line in out:
-        click.echo(line, color=colour_enabled(stdout))
+    if out:  # one write: thousands of echo calls cost more than the command's own work
+        click.echo("\n".join(out), color=colour_enabled(stdout))
 
 
 ProgressCallback = Callable[[int, int], None]

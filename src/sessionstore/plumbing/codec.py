@@ -8,6 +8,7 @@ read-only commands never pay for it.
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Iterable, Sequence
 from functools import cache
@@ -63,13 +64,22 @@ def decode(blobs: Iterable[bytes]) -> list[ModelMessage]:
     """
     validate = adapter().validate_json
     out: list[ModelMessage] = []
-    for blob in blobs:
-        if not blob:
-            continue
-        array = bytearray().join((b"[", blob)).translate(_NEWLINE_TO_COMMA)
-        if blob.endswith(b"\n"):
-            array[-1] = 0x5D  # the last message's newline became a comma: close the array instead
-        else:
-            array.append(0x5D)
-        out += validate(array)
+    # Validation allocates tens of thousands of containers and none of them is garbage, yet each
+    # batch of allocations triggers a cyclic-GC pass over everything alive: pausing the collector
+    # while decoding measured 1.31x -> 1.20x of a bare validate_json on 10,000 messages.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        for blob in blobs:
+            if not blob:
+                continue
+            array = bytearray().join((b"[", blob)).translate(_NEWLINE_TO_COMMA)
+            if blob.endswith(b"\n"):
+                array[-1] = 0x5D  # the last message's newline became a comma: close the array instead
+            else:
+                array.append(0x5D)
+            out += validate(array)
+    finally:
+        if paused:
+            gc.enable()
     return out
