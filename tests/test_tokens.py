@@ -229,3 +229,13 @@ def test_estimates_are_additive(a: list[ModelMessage], b: list[ModelMessage]) ->
     assert estimate_total(a + b) == estimate_total(a) + estimate_total(b)
     assert estimate_messages(a + b) == estimate_messages(a) + estimate_messages(b)
     assert all(size >= MESSAGE_OVERHEAD for size in estimate_messages(a))
+
+
+def test_integers_beyond_64_bits_are_counted_not_refused() -> None:
+    from pydantic_ai.messages import ToolCallPart
+
+    from sessionstore.accounting.tokens import estimate_part
+
+    big = ToolCallPart(tool_name="factor", args={"n": 2**100})
+    small = ToolCallPart(tool_name="factor", args={"n": 2})
+    assert estimate_part(big) > estimate_part(small)

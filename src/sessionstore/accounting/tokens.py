@@ -16,6 +16,7 @@ estimate decides when compaction fires, and firing late is the failure that matt
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 import warnings
@@ -103,7 +104,11 @@ def _json_text(value: Any) -> str:
     """Compact JSON for anything (dataclasses, datetimes, bytes): how structured data reaches a model."""
     if isinstance(value, str):
         return value
-    return orjson.dumps(value, default=_json_default, option=orjson.OPT_NON_STR_KEYS).decode()
+    try:
+        return orjson.dumps(value, default=_json_default, option=orjson.OPT_NON_STR_KEYS).decode()
+    except orjson.JSONEncodeError:
+        # orjson refuses integers beyond 64 bits (tool arguments may hold them): the stdlib does not
+        return json.dumps(value, default=_json_default, ensure_ascii=False, separators=(",", ":"))
 
 
 def _json_default(value: Any) -> Any:
