@@ -141,7 +141,7 @@ class ReadSpy:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.objects: list[str] = []
         self.lines = 0
-        real_read, real_parse = objects.ObjectStore.read_unverified, logs._parse
+        real_read, real_parse = objects.ObjectStore.read_unverified, logs.parse_line
 
         def read(store_self: objects.ObjectStore, oid: str) -> bytes:
             self.objects.append(oid)
@@ -152,7 +152,7 @@ class ReadSpy:
             return real_parse(*args)
 
         monkeypatch.setattr(objects.ObjectStore, "read_unverified", read)
-        monkeypatch.setattr(logs, "_parse", parse)
+        monkeypatch.setattr(logs, "parse_line", parse)
 
 
 def test_loading_reads_only_what_follows_the_last_reset_point(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given
+from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from pydantic_ai.messages import (

@@ -124,7 +124,7 @@ def make_line(
     return canonical(body) + b"\n", body
 
 
-def _parse(line: bytes, session: str, offset: int) -> Commit | None:
+def parse_line(line: bytes, session: str, offset: int) -> Commit | None:
     """The commit on `line`, or None when it does not parse or its id does not verify."""
     try:
         body = orjson.loads(line)
@@ -185,7 +185,7 @@ class Log:
         out: list[Commit] = []
         valid_end = len(data) if data.endswith(b"\n") or not data else data.rfind(b"\n") + 1
         for offset, line, is_last in self._lines_backward(data):
-            commit = _parse(line, self.session, offset)
+            commit = parse_line(line, self.session, offset)
             if commit is None:
                 if is_last:
                     valid_end = offset
@@ -214,14 +214,14 @@ class Log:
         if start:
             cut = data.find(b"\n") + 1  # the bytes before the first newline belong to an earlier line
             for offset, line, is_last in self._lines_backward(data[cut:] if cut else b""):
-                commit = _parse(line, self.session, start + cut + offset)
+                commit = parse_line(line, self.session, start + cut + offset)
                 if commit is not None:
                     return commit
                 if not is_last:
                     break
             data = self._bytes()  # a last line longer than the window, or damage: read it all
         for offset, line, is_last in self._lines_backward(data):
-            commit = _parse(line, self.session, offset)
+            commit = parse_line(line, self.session, offset)
             if commit is not None:
                 return commit
             if not is_last:
@@ -233,7 +233,7 @@ class Log:
         with open(self.path, "rb") as f:
             f.seek(offset)
             line = f.readline()
-        commit = _parse(line.rstrip(b"\n"), self.session, offset) if line.endswith(b"\n") else None
+        commit = parse_line(line.rstrip(b"\n"), self.session, offset) if line.endswith(b"\n") else None
         if commit is None:
             raise CorruptLogError(
                 f"no commit at byte {offset} of the log of session {self.session!r}: run `session fsck`"
@@ -255,7 +255,7 @@ class Log:
                 f.seek(want)
                 rest = f.read()
             first = rest.split(b"\n", 1)
-            if len(first) == 2 and _parse(first[0], self.session, want) is not None:
+            if len(first) == 2 and parse_line(first[0], self.session, want) is not None:
                 raise self._stale()  # a whole, valid commit follows ours: another writer moved on
             truncate_durable(self.path, want)  # torn tail from a crash: not data
         offset = append_durable(self.path, line)
@@ -268,7 +268,7 @@ class Log:
         with open(self.path, "rb") as f:
             f.seek(commit.offset)
             line = f.read(commit.size)
-        parsed = _parse(line.rstrip(b"\n"), self.session, commit.offset) if line.endswith(b"\n") else None
+        parsed = parse_line(line.rstrip(b"\n"), self.session, commit.offset) if line.endswith(b"\n") else None
         return parsed.id if parsed else None
 
     def _stale(self) -> StaleSessionError:

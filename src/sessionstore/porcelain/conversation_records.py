@@ -16,8 +16,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptLogError, InvalidSessionName
-from ..plumbing.logs import Commit, Log
-from ..plumbing.logs import _parse as parse_line
+from ..plumbing.logs import Commit, Log, parse_line
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter

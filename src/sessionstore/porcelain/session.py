@@ -275,6 +275,11 @@ class Session:
         time: str | None = None,
     ) -> Commit:
         """Append one commit line (lock held) and only then move the in-memory state."""
+        if self._head is not None and "conversation" in self._head.extra:
+            raise SessionStoreError(
+                f"session {self.name!r} holds a FileConversationStore conversation: write to it through "
+                "that store (save/branch/fork), not as a session; nothing was changed"
+            )
         if self._head is not None and "model" not in extra and "model" in self._head.extra:
             # carry the model forward so every line (compactions too) gives the gauge its window
             extra = {
