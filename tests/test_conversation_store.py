@@ -22,8 +22,8 @@ from pydantic_ai.conversation_store import ConversationConflict, ConversationSto
 from helpers.conversations import run_turn
 from helpers.messages import tagged_turn
 from sessionstore import FileConversationStore
-from sessionstore.errors import InvalidSessionName
-from sessionstore.plumbing.logs import Log
+from sessionstore.errors import InvalidSessionName, SessionStoreError
+from sessionstore.plumbing.logs import Log, make_line
 from sessionstore.plumbing.names import check_name
 from sessionstore.porcelain.conversation_records import ConversationLog
 from sessionstore.porcelain.conversation_store import session_name
@@ -208,9 +208,29 @@ def test_another_instance_sees_saves_and_its_stale_copy_conflicts(cstore: FileCo
     assert reloaded is not None and len(reloaded.messages) == 4
 
 
-def test_a_commit_written_by_session_append_is_refused(cstore: FileConversationStore) -> None:
+def test_session_writes_to_a_conversation_are_refused(cstore: FileConversationStore) -> None:
     turns(cstore, "chat", 1)
-    cstore.store.session("chat").append(tagged_turn(0, 0))
+    session = cstore.store.session("chat")
+    log = (cstore.store.logs_dir / "chat.jsonl").read_bytes()
+    with pytest.raises(SessionStoreError, match="FileConversationStore conversation"):
+        session.append(tagged_turn(0, 0))
+    with pytest.raises(SessionStoreError, match="FileConversationStore conversation"):
+        session.compact()
+    assert (cstore.store.logs_dir / "chat.jsonl").read_bytes() == log
+    assert asyncio.run(FileConversationStore(cstore.store.root).load("chat")) is not None
+
+
+def test_a_foreign_commit_in_a_conversation_log_is_refused(cstore: FileConversationStore) -> None:
+    """Belt and braces: a line appended behind the store's back (not via Session) is still caught."""
+    turns(cstore, "chat", 1)
+    session = cstore.store.session("chat")
+    with cstore.store.lock("chat"):
+        head = session._head
+        session._head = None  # pretend to be a plain session writer that skipped the check
+        line, body = make_line(
+            parent=head, kind="turn", blob=None, count=head.count, tokens=0, usage=None, extra={}
+        )
+        session._log.append(line, body, head)
     with pytest.raises(InvalidSessionName, match="not written by FileConversationStore"):
         asyncio.run(FileConversationStore(cstore.store.root).load("chat"))
 

@@ -200,6 +200,7 @@ class Session:
 
         try:
             with self.store.lock(self.name):
+                self._writable()
                 if not self._history:
                     raise SessionStoreError(f"session {self.name!r} is empty: nothing to compact")
                 events = cascade.full_then_ultimate(self, focus=focus, raise_errors=True)
@@ -249,7 +250,16 @@ class Session:
             for listener in self.listeners:
                 listener(event)
 
+    def _writable(self) -> None:
+        """Refuse to write over a conversation that `FileConversationStore` owns (its records would break)."""
+        if self._head is not None and "conversation" in self._head.extra:
+            raise SessionStoreError(
+                f"session {self.name!r} holds a FileConversationStore conversation: write to it through "
+                "that store (save/branch/fork), not as a session; nothing was changed"
+            )
+
     def _append_locked(self, messages: Sequence[ModelMessage], *, usage: Any, kind: str) -> Commit:
+        self._writable()
         new = _check_messages(messages)
         sizes = estimate_messages(new)
         oid = self.store.objects.write(codec.encode(new))
@@ -275,11 +285,6 @@ class Session:
         time: str | None = None,
     ) -> Commit:
         """Append one commit line (lock held) and only then move the in-memory state."""
-        if self._head is not None and "conversation" in self._head.extra:
-            raise SessionStoreError(
-                f"session {self.name!r} holds a FileConversationStore conversation: write to it through "
-                "that store (save/branch/fork), not as a session; nothing was changed"
-            )
         if self._head is not None and "model" not in extra and "model" in self._head.extra:
             # carry the model forward so every line (compactions too) gives the gauge its window
             extra = {
@@ -339,6 +344,7 @@ class Session:
                 f"use `session fork {rev} NEW` to start a session from it"
             )
         with self.store.lock(self.name):
+            self._writable()
             return self._reset_to(target, "checkout")
 
     def _reset_to(self, target: Commit, kind: str) -> Commit:
