@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import cache
 from pathlib import Path
 from typing import TypeVar
 
@@ -17,6 +19,13 @@ from ..errors import CorruptObjectError
 from .fsutil import fsync_dir, write_temp
 
 _HEX = frozenset("0123456789abcdef")
+
+
+@cache
+def _writer() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="sessionstore-blob")
+
+
 T = TypeVar("T")
 
 
@@ -65,6 +74,15 @@ class ObjectStore:
             tmp.unlink()
         fsync_dir(fan)
         return oid
+
+    def write_in_background(self, data: bytes) -> Future[str]:
+        """`write(data)` on a worker thread; the id arrives through the future.
+
+        A write is mostly waiting on fsync, which releases the GIL, so a caller can tokenize the same
+        turn meanwhile (tiktoken releases it too): an append then costs the longer of the two, not the
+        sum. One worker per process: writes are durable one by one, as the caller awaits each.
+        """
+        return _writer().submit(self.write, data)
 
     def read(self, oid: str) -> bytes:
         """The bytes of `oid`, verified against the name; `CorruptObjectError` names a bad object."""

@@ -54,7 +54,6 @@ import hashlib
 import os
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic_ai.conversation_store import (
@@ -117,7 +116,6 @@ class FileConversationStore(ConversationStore):
         )
         self._logs: dict[str, ConversationLog] = {}
         self._mutex = threading.Lock()
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sessionstore-blob")
 
     def __repr__(self) -> str:
         return f"FileConversationStore({str(self.store.root)!r})"
@@ -261,7 +259,7 @@ class FileConversationStore(ConversationStore):
             return "turn", None, {"sizes": []}, count, tokens
         messages = [entry.message for entry in new]
         # The blob's two syncs and tiktoken both release the GIL: estimate while the blob is written.
-        writing = self._pool.submit(self.store.objects.write, codec.encode(messages))
+        writing = self.store.objects.write_in_background(codec.encode(messages))
         sizes = estimate_messages(messages)
         blob = writing.result()
         fields = {"sizes": sizes, IDS: [entry.id for entry in new], AFTER: previous}

@@ -261,8 +261,9 @@ class Session:
     def _append_locked(self, messages: Sequence[ModelMessage], *, usage: Any, kind: str) -> Commit:
         self._writable()
         new = _check_messages(messages)
-        sizes = estimate_messages(new)
-        oid = self.store.objects.write(codec.encode(new))
+        writing = self.store.objects.write_in_background(codec.encode(new))
+        sizes = estimate_messages(new)  # tokenize while the blob is written and synced
+        oid = writing.result()
         extra: dict[str, Any] = {"sizes": sizes}
         head = self._head.id if self._head else ""
         if self._sent is not None and self._sent[0] == head and self._sent[1] > 0:
