@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_store import real_turns, replicate
-from common import REPO, fmt_time, machine_line
+from common import fmt_time, machine_line, write_section
 from pydantic_ai.conversation import Conversation
 from pydantic_ai.conversation_store import ConversationStore, InMemoryConversationStore
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
@@ -264,7 +264,7 @@ def main() -> None:
     text = "\n".join(lines)
     print("\n" + text)
     if args.write:
-        write_section(text)
+        write_results(text)
 
 
 NOTES = [
@@ -354,20 +354,12 @@ def phases(work: Path, turns: list[list[ModelMessage]]) -> list[str]:
     return out
 
 
-def write_section(text: str) -> None:
-    path = REPO / "benchmarks" / "RESULTS.md"
+def write_results(text: str) -> None:
     title = "## FileConversationStore (issue 6)"
-    body = path.read_text() if path.exists() else "# Benchmark results\n"
-    section = (
-        f"{title}\n\n`/work/benchvenv/bin/python benchmarks/bench_conversation_store.py --write`; {text}\n"
+    write_section(
+        title,
+        f"{title}\n\n`/work/benchvenv/bin/python benchmarks/bench_conversation_store.py --write`; {text}\n",
     )
-    start = body.find(title)
-    if start == -1:
-        body = body.rstrip("\n") + "\n\n" + section
-    else:
-        end = body.find("\n## ", start + len(title))
-        body = body[:start] + section + (body[end + 1 :] if end != -1 else "")
-    path.write_text(body)
 
 
 if __name__ == "__main__":

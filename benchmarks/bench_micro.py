@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from common import write_section
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -149,20 +150,8 @@ def main() -> int:
                 "",
             ]
         )
-        write_section(REPO / "benchmarks" / "RESULTS.md", section)
+        write_section(HEADING, section)
     return 0
-
-
-def write_section(path: Path, section: str, heading: str = HEADING) -> None:
-    """Replace (or append) only the section under `heading`; other sections belong to others."""
-    text = path.read_text() if path.exists() else "# Benchmark results\n\n"
-    start = text.find(heading)
-    if start == -1:
-        text = text.rstrip("\n") + "\n\n" + section
-    else:
-        end = text.find("\n## ", start + len(heading))
-        text = text[:start] + section + (text[end + 1 :] if end != -1 else "")
-    path.write_text(text)
 
 
 if __name__ == "__main__":

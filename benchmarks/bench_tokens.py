@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from common import write_section
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -188,19 +189,7 @@ def main() -> None:
                 "",
             ]
         )
-        write_section(REPO / "benchmarks" / "RESULTS.md", section)
-
-
-def write_section(path: Path, section: str) -> None:
-    """Replace (or append) only this benchmark's section; other sections belong to others."""
-    text = path.read_text() if path.exists() else "# Benchmark results\n\n"
-    start = text.find(HEADING)
-    if start == -1:
-        text = text.rstrip("\n") + "\n\n" + section
-    else:
-        end = text.find("\n## ", start + len(HEADING))
-        text = text[:start] + section + (text[end + 1 :] if end != -1 else "")
-    path.write_text(text)
+        write_section(HEADING, section)
 
 
 if __name__ == "__main__":

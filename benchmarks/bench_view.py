@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from bench_micro import history_text, history_with, real_outputs
-from common import machine_line
+from common import machine_line, write_section
 
 from sessionstore import SessionStore, Settings
 from sessionstore.accounting.tokens import count_text
@@ -91,15 +91,7 @@ def run(write: bool) -> str:
         ]
     )
     if write:
-        results = Path(__file__).with_name("RESULTS.md")
-        text = results.read_text() if results.exists() else "# Benchmark results\n"
-        if HEADING in text:
-            head, _, rest = text.partition(HEADING)
-            nxt = rest.find("\n## ")
-            text = head + report + ("\n" + rest[nxt + 1 :] if nxt >= 0 else "\n")
-        else:
-            text = text.rstrip("\n") + "\n\n" + report + "\n"
-        results.write_text(text)
+        write_section(HEADING, report)
     return report
 
 

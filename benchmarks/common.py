@@ -76,3 +76,19 @@ def ratio(label: str, value: float, base: float, goal: float | None = None, *, u
     line = f"{label}: {show(value)} vs {show(base)} = {r:.2f}×{verdict}"
     print(line, flush=True)
     return line
+
+
+RESULTS = REPO / "benchmarks" / "RESULTS.md"
+
+
+def write_section(heading: str, section: str, path: Path = RESULTS) -> None:
+    """Replace (or append) only the section under `heading` in RESULTS.md; other sections belong to
+    other benchmarks. `section` starts with `heading`."""
+    text = path.read_text() if path.exists() else "# Benchmark results\n\n"
+    start = text.find(heading)
+    if start == -1:
+        text = text.rstrip("\n") + "\n\n" + section.rstrip("\n") + "\n"
+    else:
+        end = text.find("\n## ", start + len(heading))
+        text = text[:start] + section.rstrip("\n") + "\n" + (text[end:] if end != -1 else "")
+    path.write_text(text)
