@@ -28,6 +28,9 @@ def test_demo_fires_every_tier_and_ends_with_the_log(tmp_path: Path) -> None:
     session = SessionStore.open(tmp_path / "s", create=False).session("demo")
     assert pairs_intact(session.history)
     assert SessionStore.open(tmp_path / "s").fsck().ok
+    last_turn = next(line for line in reversed(out.splitlines()) if line.startswith("turn "))
+    code, gauge_line, _ = run("gauge", "demo", "--plain", store=tmp_path / "s")
+    assert code == 0 and gauge_line.strip() in last_turn, "the CLI gauge reads the window the demo ran with"
     code, out, _ = run("demo", store=tmp_path / "s")
     assert code == 0 and "session 'demo-2'" in out, "a second demo never overwrites the first"
 

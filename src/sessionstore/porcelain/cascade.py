@@ -46,6 +46,14 @@ def model_of(history: Sequence[ModelMessage]) -> str | None:
     return None
 
 
+def model_id(model: Any) -> str:
+    """A model's id as the log records it: `provider:name` for a pydantic-ai `Model`, else as given."""
+    if isinstance(model, str):
+        return model
+    system, name = getattr(model, "system", None), getattr(model, "model_name", None)
+    return f"{system}:{name}" if system and name else str(name or type(model).__name__)
+
+
 def session_levels(session: Session) -> tuple[int, Levels]:
     """The resolved window and the micro/full levels for `session` (read fresh: env may change)."""
     window = resolve_window(session.model or model_of(session._history), session.store.settings)

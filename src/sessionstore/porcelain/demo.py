@@ -4,8 +4,9 @@ A real pydantic-ai `Agent` on a `FunctionModel` plays a coding assistant working
 project: its tools really read the project's files and really run commands there. The model is a
 script (no network, no key), but everything around it is the product as users run it: `run_turn`
 sends the micro view, persists `result.new_messages()`, measures the prefix from the response's usage
-and runs the cascade. The window is small (16k tokens) so micro, full and ultimate all fire within a
-dozen turns. Deterministic apart from timestamps and ids.
+and runs the cascade. The window is small (16k tokens, declared in the scripted model's profile as a
+real model's is) so micro, full and ultimate all fire within a dozen turns. Deterministic apart from
+timestamps and ids.
 """
 
 from __future__ import annotations
@@ -32,11 +33,10 @@ from .runs import run_turn
 from .session import Session
 from .store import SessionStore
 
-DEMO_SETTINGS = {
-    "context_window_tokens": 16_000,
-    "keep_recent_tokens": 3_000,
-    "micro_keep_recent_tokens": 2_500,
-}
+DEMO_WINDOW = 16_000
+"""The scripted model's context window, declared in its pydantic-ai profile: each turn records it, so
+`session gauge` and `session list` show the same fill as the demo prints."""
+DEMO_SETTINGS = {"keep_recent_tokens": 3_000, "micro_keep_recent_tokens": 2_500}
 PROVIDER_OVERHEAD = 180
 """Tokens a provider adds to every request (tool schemas, framing): the script's usage includes them,
 which is why the measured prefix runs a little above the local estimate, as with real providers."""
@@ -182,12 +182,13 @@ def run_demo(
     session = store.session(name or unused_name(store))
     fired: list[CompactionEvent] = []
     session.subscribe(fired.append)
-    agent: Agent[None, str] = Agent(FunctionModel(_scripted, model_name="scripted-coder"))
+    model = FunctionModel(_scripted, model_name="scripted-coder", profile={"context_window": DEMO_WINDOW})
+    agent: Agent[None, str] = Agent(model)
     with tempfile.TemporaryDirectory(prefix="sessionstore-demo-") as tmp:
         root = Path(tmp)
         make_project(root)
         _tools(agent, root)
-        echo(f"session {session.name!r} in {store.root} · window {settings.context_window_tokens:,} tokens")
+        echo(f"session {session.name!r} in {store.root} · window {DEMO_WINDOW:,} tokens (the model's)")
         for n, step in enumerate(SCRIPT, start=1):
             fired.clear()
             run_turn(session, agent, step.prompt)

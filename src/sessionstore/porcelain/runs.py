@@ -54,17 +54,6 @@ def request_view(session: Session, messages: list[ModelMessage]) -> list[ModelMe
     return view.messages
 
 
-def _model_id(agent: Agent[Any, Any]) -> str | None:
-    model = agent.model
-    if model is None:
-        return None
-    if isinstance(model, str):
-        return model
-    system = getattr(model, "system", None)
-    name = getattr(model, "model_name", None)
-    return f"{system}:{name}" if system and name else name
-
-
 @dataclass
 class SessionCapability(AbstractCapability[Any]):
     """Binds an agent run to a `Session` (see the module docstring)."""
@@ -89,7 +78,7 @@ class SessionCapability(AbstractCapability[Any]):
 
 def _kwargs(session: Session, agent: Agent[Any, Any], kwargs: dict[str, Any]) -> dict[str, Any]:
     if session.model is None:
-        session.model = _model_id(agent)
+        session.model = agent.model  # a Model object carries its profile's context window
     capabilities = [*(kwargs.pop("capabilities", None) or ()), SessionCapability(session)]
     return {"message_history": session.history, "capabilities": capabilities, **kwargs}
 

@@ -51,8 +51,9 @@ class Session:
     def __init__(self, store: SessionStore, name: str) -> None:
         self.store = store
         self.name = name
-        self.model: str | None = None
-        """The model id the agent runs on (sets the window); default: the newest response's model."""
+        self.model: Any = None
+        """The model the agent runs on, a pydantic-ai `Model` or model id: its profile's context window
+        caps the levels. Default: the newest response's model. `run_turn` sets it from the agent."""
         self.listeners: list[Callable[[CompactionEvent], None]] = list(store.listeners)
         self._log = store.log(name)
         self._entered_at: str | None = None
@@ -127,12 +128,12 @@ class Session:
     def _context_fields(self, new: list[ModelMessage], sizes: list[int], elided: int) -> dict[str, Any]:
         """What `session gauge` needs from a turn's line, so it never loads messages or pydantic-ai:
         the model, its known capacity, and the measured prefix when the turn's response has usage."""
-        from .cascade import model_of
+        from .cascade import model_id, model_of
 
         fields: dict[str, Any] = {}
         model = self.model or model_of(new) or (self._head.extra.get("model") if self._head else None)
         if model:
-            fields["model"] = model
+            fields["model"] = model_id(model)
             capacity = model_capacity(model)
             if capacity:
                 fields["capacity"] = capacity
