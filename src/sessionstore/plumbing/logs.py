@@ -204,13 +204,15 @@ class Log:
     def head(self) -> Commit | None:
         """The newest acknowledged commit (cheap: reads back from the end of the file only)."""
         try:
-            with open(self.path, "rb") as f:
-                size = f.seek(0, os.SEEK_END)
-                start = max(0, size - _HEAD_READ)
-                f.seek(start)
-                data = f.read()
+            fd = os.open(self.path, os.O_RDONLY)
         except FileNotFoundError:
             return None
+        try:  # one fstat and one pread: `session list` does this for every session
+            size = os.fstat(fd).st_size
+            start = max(0, size - _HEAD_READ)
+            data = os.pread(fd, size - start, start)
+        finally:
+            os.close(fd)
         if start:
             cut = data.find(b"\n") + 1  # the bytes before the first newline belong to an earlier line
             for offset, line, is_last in self._lines_backward(data[cut:] if cut else b""):
