@@ -108,6 +108,13 @@ def test_clear_errors_for_bad_files(tmp_path: Path) -> None:
     assert "unknown import format" in _error(CODEX, format="yaml")
 
 
+def test_a_non_string_type_field_is_a_format_error_not_a_crash(tmp_path: Path) -> None:
+    # A list "type" once reached a set lookup while sniffing and escaped as TypeError (unhashable).
+    path = tmp_path / "odd.jsonl"
+    path.write_bytes(b'{"type": [1], "payload": {}}\n{"type": {"a": 1}}\n')
+    assert "not a known transcript format" in _error(path)
+
+
 def test_taubench_openai_chat_list_is_refused() -> None:
     message = _error(REALDATA / "trajectories" / "taubench_gpt-4o-airline.json")
     assert "not pydantic-ai messages" in message

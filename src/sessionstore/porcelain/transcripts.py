@@ -326,6 +326,8 @@ def _sniff(path: Path, text: str) -> str:
                 "a Claude Code or a Codex JSONL transcript"
             ) from None
         kind = obj.get("type") if isinstance(obj, dict) else None
+        if not isinstance(kind, str):
+            continue  # a list or object "type" would be unhashable in the set lookups below
         if kind in _CODEX_TYPES and "payload" in obj:
             return "codex"
         if kind in _CLAUDE_CODE_TYPES:
