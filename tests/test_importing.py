@@ -16,6 +16,7 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
+from pydantic_ai.usage import RequestUsage
 
 from helpers.cli import EXAMPLE, snapshot
 from helpers.messages import sample_turns
@@ -77,6 +78,25 @@ def test_the_compaction_cascade_never_runs(tmp_path: Path) -> None:
     session = import_transcript(store, transcript)
     assert session.tokens > 1000  # far over the full level, yet nothing was summarised
     assert {c.kind for c in session.log()} == {"import"}
+
+
+def test_an_import_is_not_a_measurement(store: SessionStore) -> None:
+    """DESIGN §6: an import invalidates the measured prefix (the original agent's usage measured its
+    own context), so the local estimate decides until this agent's next response, on the returned
+    session and after reopening alike."""
+    big = RequestUsage(input_tokens=900_000, output_tokens=10)
+    imported = [ModelRequest(parts=[UserPromptPart("hi")]), ModelResponse(parts=[TextPart("yo")], usage=big)]
+    session = import_transcript(store, _transcript(imported))
+    for s in (session, store.session("imported")):
+        assert s.measurement.tokens == s.tokens > 0
+        assert not s.measurement.measured
+    assert "measured" not in session.head.extra
+    ours = RequestUsage(input_tokens=5_000, output_tokens=7)
+    session.append(
+        [ModelRequest(parts=[UserPromptPart("go")]), ModelResponse(parts=[TextPart("k")], usage=ours)]
+    )
+    for s in (session, store.session("imported")):
+        assert s.measurement.measured and s.measurement.anchor_tokens == 5_007
 
 
 def test_progress_reports_each_step(store: SessionStore) -> None:

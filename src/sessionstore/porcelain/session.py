@@ -72,7 +72,10 @@ class Session:
                 f"session {self.name!r} replays to {len(self._history)} messages but its head says "
                 f"{self._head.count}: run `session fsck`"
             )
-        self._meter = Meter(reset_at=commits[0].count if commits and commits[0].is_reset else 0)
+        # Responses before the newest reset point or import measured a context that no longer exists
+        # (DESIGN §6): only responses after it may anchor the measured prefix.
+        since = next((c for c in reversed(commits) if c.is_reset or c.kind == "import"), None)
+        self._meter = Meter(reset_at=since.count if since else 0)
         self._view_cache: tuple[str, MicroResult] | None = None
         self._sent: tuple[str, int] | None = None
         """(head id, tokens elided) of the last view handed out to be sent: the next turn records it."""
@@ -125,9 +128,12 @@ class Session:
                 anchor_tokens=m.anchor_tokens + elided,
             )
 
-    def _context_fields(self, new: list[ModelMessage], sizes: list[int], elided: int) -> dict[str, Any]:
+    def _context_fields(
+        self, new: list[ModelMessage], sizes: list[int], elided: int, *, measured: bool
+    ) -> dict[str, Any]:
         """What `session gauge` needs from a turn's line, so it never loads messages or pydantic-ai:
-        the model, its known capacity, and the measured prefix when the turn's response has usage."""
+        the model, its known capacity, and (when `measured`) the measured prefix if the turn's response
+        has usage."""
         from .cascade import model_id, model_of
 
         fields: dict[str, Any] = {}
@@ -138,7 +144,7 @@ class Session:
             if capacity:
                 fields["capacity"] = capacity
         m = measure(new, sizes)
-        if m.anchor is not None:
+        if measured and m.anchor is not None:
             fields["measured"] = m.tokens + elided
         return fields
 
@@ -269,7 +275,8 @@ class Session:
         head = self._head.id if self._head else ""
         if self._sent is not None and self._sent[0] == head and self._sent[1] > 0:
             extra["elided"] = self._sent[1]  # the request that produced this turn sent a micro view
-        extra.update(self._context_fields(new, sizes, extra.get("elided", 0)))
+        # An imported response measured the original agent's context, not ours: no measurement.
+        extra.update(self._context_fields(new, sizes, extra.get("elided", 0), measured=kind == "turn"))
         return self._commit(
             kind, blob=oid, added=new, added_sizes=sizes, usage=usage_dict(usage), extra=extra
         )
@@ -306,6 +313,8 @@ class Session:
         else:
             self._history.extend(added)
             self._sizes.extend(added_sizes)
+            if kind == "import":
+                self._meter.reset(self._history, self._sizes)
         self._sent = None
         self._head = commit
         return commit
