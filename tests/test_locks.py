@@ -98,4 +98,13 @@ def test_the_lock_is_not_reentrant_and_times_out_naming_the_store(tmp_path) -> N
             pass
     with locked(store.locks_dir, STORE_LOCK, 0.05):
         pass
-    assert not os.path.islink(store.locks_dir / "store.lock")
+    assert not os.path.islink(store.locks_dir / f"{STORE_LOCK}.lock")
+
+
+def test_a_session_named_store_does_not_share_the_store_lock(tmp_path) -> None:
+    # The store lock was once `locks/store.lock`, the very file a session named "store" locks: gc would
+    # then block that session's writers (and they gc).
+    store = SessionStore.open(tmp_path / "s", settings=Settings(lock_timeout_s=0.05))
+    with store.store_lock():
+        store.session("store").append(tagged_turn(0, 0))
+    assert store.session("store").persisted_count == 2

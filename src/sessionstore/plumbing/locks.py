@@ -1,8 +1,9 @@
 """Per-session and store-wide locks (`filelock`), never followed through symlinks.
 
-Writers of one session serialize on `locks/<session>.lock`; gc holds `locks/store.lock` while it
-deletes. Each acquisition opens its own lock file descriptor, so two threads of one process exclude
-each other exactly as two processes do. Readers take no lock.
+Writers of one session serialize on `locks/<session>.lock`; gc holds `locks/.store.lock` while it
+deletes (a leading dot, which no session name has, so a session named "store" locks its own file).
+Each acquisition opens its own lock file descriptor, so two threads of one process exclude each other
+exactly as two processes do. Readers take no lock.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from pathlib import Path
 from ..errors import LockTimeout, SessionStoreError
 from .names import check_name
 
-STORE_LOCK = "store"
+STORE_LOCK = ".store"
+"""The store-wide lock's name: not a valid session name, so it can never be one session's lock."""
 
 
 def _refuse_symlink(path: Path) -> None:
