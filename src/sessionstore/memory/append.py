@@ -11,7 +11,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from ..accounting.settings import Settings
-from ..errors import InvalidSessionName
+from ..plumbing.names import check_name
 from .clip import clip_lines_to_budget
 from .compress import at_cap, compress_lines
 from .dedupe import remove_exact_duplicates
@@ -30,7 +30,6 @@ from .fileio import MemoryUpdate, read_memory_file, write_atomic
 from .redact import redact
 
 SUMMARY_MAX_CHARS = 200
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
 # "(none recorded)", "_None_", "n/a", "-": skeleton slots the summarizer had nothing for.
 _PLACEHOLDER = re.compile(
@@ -118,8 +117,7 @@ def append_session_summary(
     compress: bool = False,
 ) -> MemoryUpdate:
     """Add `- DATE SESSION: SUMMARY` under Session notes; clamp to the caps (compress first if asked)."""
-    if not _NAME.fullmatch(session) or ".." in session:
-        raise InvalidSessionName(f"invalid session name {session!r}: use letters, digits, '.', '_' and '-'")
+    check_name(session)
     settings = settings or Settings()
     original = read_memory_file(path)
     lines = split_lines(redact(original))

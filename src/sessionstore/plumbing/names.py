@@ -9,9 +9,14 @@ from ..errors import InvalidSessionName
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
+def is_valid_name(name: object) -> bool:
+    """True when `name` may name a session (what `check_name` accepts)."""
+    return isinstance(name, str) and _NAME.fullmatch(name) is not None and ".." not in name
+
+
 def check_name(name: object) -> str:
     """Return `name` if it is a valid session name, else raise `InvalidSessionName`."""
-    if not isinstance(name, str) or not _NAME.fullmatch(name) or ".." in name:
+    if not is_valid_name(name):
         shown = name if isinstance(name, str) else type(name).__name__
         raise InvalidSessionName(
             f"invalid session name {shown!r}: use 1-128 letters, digits, '.', '_' or '-', "

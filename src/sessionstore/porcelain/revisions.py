@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidSessionName, UnknownRevision
+from ..errors import UnknownRevision
 from ..plumbing.logs import Commit
-from ..plumbing.names import check_name
+from ..plumbing.names import is_valid_name
 
 if TYPE_CHECKING:
     from .store import SessionStore
@@ -30,7 +30,7 @@ def resolve(store: SessionStore, rev: str) -> Commit:
     if m := _TILDE.fullmatch(rev):
         back = int(m["k"] or 1)
         return _nth(store, m["name"], lambda head: head.seq - back, rev)
-    if _is_name(rev) and store.exists(rev):
+    if is_valid_name(rev) and store.exists(rev):
         head = store.log(rev).head()
         if head is None:
             raise UnknownRevision(f"session {rev!r} has no commits yet")
@@ -40,17 +40,9 @@ def resolve(store: SessionStore, rev: str) -> Commit:
     raise _unknown(store, rev)
 
 
-def _is_name(text: str) -> bool:
-    try:
-        check_name(text)
-    except InvalidSessionName:
-        return False
-    return True
-
-
 def _session(store: SessionStore, name: str, rev: str) -> None:
-    if not _is_name(name) or not store.exists(name):
-        raise _unknown(store, name if _is_name(name) else rev)
+    if not is_valid_name(name) or not store.exists(name):
+        raise _unknown(store, name if is_valid_name(name) else rev)
 
 
 def _nth(store: SessionStore, name: str, seq_of, rev: str) -> Commit:  # type: ignore[no-untyped-def]
@@ -99,7 +91,7 @@ def _unknown(store: SessionStore, rev: str) -> UnknownRevision:
         return UnknownRevision(
             f"no commit id starts with {rev!r} and no session has that name: see `session log NAME`"
         )
-    return UnknownRevision(str(store._unknown_session(rev)) if _is_name(rev) else (
+    return UnknownRevision(str(store._unknown_session(rev)) if is_valid_name(rev) else (
         f"unknown revision {rev!r}: use NAME, NAME@SEQ, NAME~K, a commit id (≥ 6 hex digits) "
         "or checkpoints/NAME/K"
     ))  # fmt: skip

@@ -45,13 +45,13 @@ from pydantic_ai.messages import (
 from pydantic_ai.usage import RequestUsage
 
 from sessionstore.errors import ImportFormatError
+from sessionstore.plumbing.names import is_valid_name
 
 FORMATS = ("pydantic-ai", "claude-code", "codex")
 _CLAUDE_CODE_TYPES = frozenset(
     {"user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation", "progress"}
 )
 _CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
-_NAME_OK = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _USAGE_ADAPTER: TypeAdapter[RequestUsage] = TypeAdapter(RequestUsage)
 
 
@@ -178,7 +178,7 @@ def suggest_name(path: Path, preferred: str | None = None) -> str:
             continue
         name = re.sub(r"[^A-Za-z0-9._-]+", "-", raw)
         name = re.sub(r"\.{2,}", ".", name).lstrip("._-")[:128].rstrip(".")
-        if _NAME_OK.fullmatch(name):
+        if is_valid_name(name):
             return name
     return "imported"
 
