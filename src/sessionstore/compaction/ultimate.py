@@ -87,8 +87,9 @@ def _head(summary: str, carried: list[SystemPromptPart], share: int) -> list[Mod
     return [summary_message(summary)]
 
 
-def _fit_turns(body: list[ModelMessage], sizes: list[int], room: int) -> list[ModelMessage]:
-    """Drop the oldest whole turns, then the oldest rounds after the newest turn's first request."""
+def _fit_turns(body: list[ModelMessage], sizes: list[int], room: int) -> tuple[list[ModelMessage], list[int]]:
+    """Drop the oldest whole turns, then the oldest rounds after the newest turn's first request;
+    returns the kept messages and their sizes."""
     safe = safe_cuts(body)
     starts = [0, *(i for i in turn_starts(body) if safe[i] and i > 0)]
     suffix = sum(sizes)
@@ -99,14 +100,14 @@ def _fit_turns(body: list[ModelMessage], sizes: list[int], room: int) -> list[Mo
     first = starts[k]
     kept, kept_sizes = body[first:], sizes[first:]
     if not over_threshold(suffix, room) or len(kept) <= 1:
-        return kept
+        return kept, kept_sizes
     # Removing kept[1:j] is pair-safe when j is a safe cut: a turn's first request answers no call.
     rest = sum(kept_sizes[1:])
     for j in range(2, len(kept) + 1):
         rest -= kept_sizes[j - 1]
         if safe[first + j] and not over_threshold(kept_sizes[0] + rest, room):
-            return [kept[0], *kept[j:]]
-    return kept[:1]
+            return [kept[0], *kept[j:]], [kept_sizes[0], *kept_sizes[j:]]
+    return kept[:1], kept_sizes[:1]
 
 
 def _last_resort(first: ModelMessage, room: int) -> list[ModelMessage]:
@@ -150,7 +151,8 @@ def ultimate_compact(
     carried += [p for p in system_parts(body) if p.content not in {c.content for c in carried}]
     summary = _summary_within(chosen, settings.ultimate_keep_checkpoints, budget // 4) if chosen else ""
     head = _head(summary, carried, budget // 3)
-    room = budget - sum(estimate_message(m) for m in head)
+    head_sizes = [estimate_message(m) for m in head]
+    room = budget - sum(head_sizes)
 
     cap = max(budget // 8, MIN_PART_TOKENS)
     kept = body
@@ -158,16 +160,16 @@ def ultimate_compact(
         for i, msg in enumerate(kept):
             if over_threshold(body_sizes[i], cap):  # a message within the cap has no part above it
                 kept[i] = shrink_message(msg, cap)
-                body_sizes[i] = estimate_message(kept[i])
-        kept = _fit_turns(kept, body_sizes, room)
-        body_sizes = [estimate_message(m) for m in kept]
+                body_sizes[i] = estimate_message(kept[i])  # only shortened messages are re-estimated
+        kept, body_sizes = _fit_turns(kept, body_sizes, room)
         if not over_threshold(sum(body_sizes), room) or cap == MIN_PART_TOKENS:
             break
         cap = max(cap // 2, MIN_PART_TOKENS)
     if over_threshold(sum(body_sizes), room) and kept:
         kept = _last_resort(kept[0], room)
+        body_sizes = [estimate_message(m) for m in kept]
     messages = [*head, *kept]
-    new_sizes = [estimate_message(m) for m in messages]
+    new_sizes = [*head_sizes, *body_sizes]
     if over_threshold(sum(new_sizes), budget):
         raise CompactionError(
             f"ultimate compaction could not fit {budget} tokens ({sum(new_sizes)} after truncation); "
