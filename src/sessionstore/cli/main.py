@@ -39,6 +39,8 @@ COMMANDS = {
 
 EXIT_ERROR = 2
 """User mistakes and refused operations. Exit 1 is kept for 'it changed something' / 'checks failed'."""
+EXIT_BROKEN_PIPE = 141
+"""What a shell reports for a writer killed by SIGPIPE (`git log | head` exits so too)."""
 
 
 class _Group(click.Group):
@@ -60,6 +62,32 @@ class _Group(click.Group):
         except SessionStoreError as err:
             click.echo(f"session: {err}", err=True)
             sys.exit(EXIT_ERROR)
+        except BrokenPipeError:  # `session log | head`: the reader left; say nothing, as git does
+            _silence_stdout()
+            sys.exit(EXIT_BROKEN_PIPE)
+        except OSError as err:  # the environment refused (permissions, a full disk): one line, no traceback
+            click.echo(f"session: {describe_os_error(err)}", err=True)
+            sys.exit(EXIT_ERROR)
+
+
+def describe_os_error(err: OSError) -> str:
+    """`err` as one line naming the path (its directory, for one of our temp files) and what to check."""
+    reason = err.strerror or str(err) or type(err).__name__
+    if err.filename is None:
+        return f"cannot write the output: {reason}; check the disk or the pipe it goes to"
+    path = os.fsdecode(err.filename)
+    if os.path.basename(path).startswith(".tmp-"):  # a temp file of a durable write: name its target
+        path = os.fsdecode(err.filename2) if err.filename2 is not None else os.path.dirname(path) or "."
+    return f"cannot write or read {path}: {reason}; check its permissions and free space"
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot raise again at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout (a test runner's buffer): nothing to flush
+        pass
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -84,6 +112,9 @@ def main(argv: list[str] | None = None) -> None:
         os.environ.setdefault("CLICK_NO_COLOR", "1")
     try:
         code = cli.main(args=argv, prog_name="session", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as err:  # bare `session` (or `session memory`): the help,
+        click.echo(err.ctx.get_help() if err.ctx else err.format_message(), err=True)  # not an error line
+        sys.exit(EXIT_ERROR)
     except click.UsageError as err:
         where = err.ctx.command_path if err.ctx else "session"
         click.echo(f"session: {err.format_message()} (see `{where} --help`)", err=True)

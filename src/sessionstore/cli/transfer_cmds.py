@@ -86,9 +86,14 @@ def export_cmd(ctx: click.Context, rev: str, fmt: str, output: Path | None) -> N
     if output is None:
         stdout_bytes(data)
         return
+    if not output.name or output.name in (".", ".."):
+        raise fail(f"cannot write {str(output)!r}: -o needs a file name, e.g. -o {commit.session}.json")
     if not output.parent.is_dir():
         raise fail(f"cannot write {output}: directory {output.parent} does not exist; create it first")
-    atomic_replace(output, data)
+    try:
+        atomic_replace(output, data)
+    except OSError as err:  # read-only directory or file, full disk: nothing was replaced
+        raise fail(f"cannot write {output}: {err.strerror or err}; choose another -o path") from None
     click.echo(
         f"exported {commit.session}@{commit.seq} ({short_id(commit.id)}): "
         f"{plural(commit.count, 'message')} to {output}",

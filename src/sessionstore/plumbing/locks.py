@@ -24,7 +24,7 @@ STORE_LOCK = ".store"
 def _refuse_symlink(path: Path) -> None:
     try:
         st = os.lstat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no lock file yet (or no locks/: refused on open)
         return
     if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
         raise SessionStoreError(
@@ -49,6 +49,11 @@ def locked(locks_dir: Path, name: str, timeout: float, *, what: str | None = Non
         raise LockTimeout(
             f"{label} is locked by another writer (waited {timeout:g}s): retry when it finishes, or raise "
             "lock_timeout_s"
+        ) from None
+    except OSError as err:  # a read-only store, or a locks/ directory that is gone
+        raise SessionStoreError(
+            f"cannot lock {what or f'session {name!r}'}: {path}: {err.strerror or err}; the store must be "
+            "writable (check its permissions)"
         ) from None
     try:
         _refuse_symlink(path)  # swapped for a link between the check and the open: give up

@@ -97,11 +97,18 @@ class SessionStore:
     def _create(root: Path) -> None:
         if root.exists() and not root.is_dir():
             raise NotAStoreError(f"{root} exists and is not a directory: choose another --store path")
-        for sub in ("objects", "logs", "refs/checkpoints", "locks"):
-            (root / sub).mkdir(parents=True, exist_ok=True)
-        atomic_replace(root / ".gitignore", b"locks/\n")
-        atomic_replace(root / "VERSION", f"{FORMAT_VERSION}\n".encode())  # last: marks the store complete
-        fsync_dir(root.parent)
+        try:
+            for sub in ("objects", "logs", "refs/checkpoints", "locks"):
+                (root / sub).mkdir(parents=True, exist_ok=True)
+            atomic_replace(root / ".gitignore", b"locks/\n")
+            atomic_replace(root / "VERSION", f"{FORMAT_VERSION}\n".encode())  # last: marks it complete
+            fsync_dir(root.parent)
+        except OSError as err:  # no VERSION was written, so nothing half-made passes for a store
+            where = os.fsdecode(err.filename) if err.filename is not None else str(root)
+            raise NotAStoreError(
+                f"cannot create a session store at {root} ({where}: {err.strerror or err}): "
+                "choose another --store path"
+            ) from None
 
     @property
     def memory_path(self) -> Path:

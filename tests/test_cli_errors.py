@@ -1,0 +1,123 @@
+"""User mistakes and a hostile environment at the `session` CLI: one line on stderr, exit 2, no traceback,
+nothing on disk changed (a first-time user's tour, one regression test per problem it found)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers.cli import EXAMPLE, assert_refused, run, snapshot
+from sessionstore.cli.main import EXIT_BROKEN_PIPE, EXIT_ERROR
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    root = tmp_path / "store"
+    assert run(root, "init").exit_code == 0
+    assert run(root, "import", str(EXAMPLE)).exit_code == 0
+    return root
+
+
+def _session(*args: str, stdout: object = subprocess.PIPE) -> subprocess.CompletedProcess[str]:
+    """The real console entry point in a subprocess (stdout may be a file or a pipe to another one)."""
+    return subprocess.run(
+        [sys.executable, "-c", "from sessionstore.cli.main import main; main()", *args],
+        stdout=stdout,  # type: ignore[arg-type]
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+
+
+def test_bare_session_prints_the_help_not_an_error_line() -> None:
+    done = _session()
+    assert done.returncode == EXIT_ERROR
+    assert done.stderr.startswith("Usage: session [OPTIONS] COMMAND")
+    assert "session: Usage" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_init_where_no_store_can_be_made_is_one_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    assert_refused(run(blocker / "store", "init"), "cannot create a session store", "Not a directory")
+    assert blocker.read_text() == "x"
+
+
+def test_export_to_an_unwritable_path_is_one_line_and_leaves_no_temp_file(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sessionstore.plumbing import fsutil
+
+    def read_only(path: Path, data: bytes) -> None:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(fsutil, "atomic_replace", read_only)
+    out = tmp_path / "out"
+    out.mkdir()
+    assert_refused(
+        run(root, "export", "fix-auth", "-o", str(out / "x.json")), "cannot write", "Permission denied"
+    )
+    assert list(out.iterdir()) == []
+
+
+def test_export_to_an_empty_output_path_is_refused(root: Path) -> None:
+    assert_refused(run(root, "export", "fix-auth", "-o", ""), "-o needs a file name")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_on_stdout_is_one_line(root: Path) -> None:
+    with open("/dev/full", "w") as full:
+        done = _session("--store", str(root), "log", "fix-auth", stdout=full)
+    assert done.returncode == EXIT_ERROR
+    assert done.stderr.strip().splitlines() == [
+        "session: cannot write the output: No space left on device; check the disk or the pipe it goes to"
+    ]
+
+
+def test_a_closed_pipe_ends_quietly(root: Path) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first write (`session log | head`, later)
+    with os.fdopen(write_end, "w") as pipe:
+        done = _session("--store", str(root), "log", "fix-auth", stdout=pipe)
+    assert done.returncode == EXIT_BROKEN_PIPE
+    assert done.stderr == ""
+
+
+def test_a_store_whose_locks_cannot_be_taken_refuses_writes_in_one_line(root: Path) -> None:
+    locks = root / "locks"
+    for lock in locks.iterdir():
+        lock.unlink()
+    locks.rmdir()
+    locks.write_text("")  # stands in for a read-only store: the lock file cannot be created
+    before = snapshot(root)
+    assert_refused(run(root, "checkout", "fix-auth@1"), "cannot lock session 'fix-auth'", "writable")
+    assert_refused(run(root, "import", str(EXAMPLE), "--as", "again"), "cannot lock session 'again'")
+    assert snapshot(root) == before
+
+
+def test_an_os_error_inside_any_command_is_one_line(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sessionstore.porcelain.store import SessionStore
+
+    def refused(self: SessionStore, rev: str) -> None:
+        raise PermissionError(1, "Operation not permitted", str(self.root / "logs" / "x.jsonl"))
+
+    monkeypatch.setattr(SessionStore, "resolve", refused)
+    assert_refused(run(root, "show", "fix-auth"), "logs/x.jsonl", "Operation not permitted")
+
+
+def test_temp_file_names_are_not_shown(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sessionstore.porcelain.store import SessionStore
+
+    tmp = str(root / "objects" / ".tmp-abc123")
+
+    def refused(self: SessionStore, rev: str) -> None:
+        raise OSError(16, "Device or resource busy", tmp, None, str(root / "objects" / "ab"))
+
+    monkeypatch.setattr(SessionStore, "resolve", refused)
+    result = run(root, "show", "fix-auth")
+    assert_refused(result, str(root / "objects" / "ab"))
+    assert ".tmp-" not in result.stderr
