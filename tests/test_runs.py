@@ -16,6 +16,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
 from sessionstore import SessionStore, Settings
+from sessionstore.accounting import tokens
 from sessionstore.compaction.micro import ELIDED
 from sessionstore.compaction.skeleton import SKELETON, validate_summary
 from sessionstore.porcelain.runs import SessionCapability, run_turn, run_turn_async
@@ -96,6 +97,35 @@ def test_requests_carry_the_micro_view_but_history_stays_whole(tmp_path: Path) -
     assert stored and all(p.content != ELIDED for p in stored)
     turns = [c for c in s.log() if c.kind == "turn"]
     assert any(c.extra.get("elided", 0) > 0 for c in turns), "a turn records what its view elided"
+
+
+def test_each_message_of_a_run_is_estimated_once_across_its_requests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every request of a run resends the run's earlier messages; the view once re-tokenized them all
+    # on every request (quadratic in the run's tool rounds).
+    rounds = 12
+
+    def body(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        done = sum(p.part_kind == "tool-return" for m in messages for p in m.parts)
+        if done < rounds:
+            return ModelResponse(parts=[ToolCallPart(tool_name="read_file", args={"path": f"{done}.py"})])
+        return ModelResponse(parts=[TextPart("done")])
+
+    agent: Agent[None, str] = Agent(FunctionModel(body))
+
+    @agent.tool_plain
+    def read_file(path: str) -> str:
+        return "line\n" * 50
+
+    counted: list[object] = []
+    real = tokens.estimate_part
+    monkeypatch.setattr(tokens, "estimate_part", lambda part: counted.append(part) or real(part))
+    s = small_store(tmp_path).session("s")
+    run_turn(s, agent, "go")
+    assert s.persisted_count == 2 * rounds + 2
+    parts = sum(len(m.parts) for m in s.history)
+    assert len(counted) <= 2 * parts  # once for the requests' view, once when the turn is appended
 
 
 def test_failed_run_persists_nothing_and_keeps_the_measurement(tmp_path: Path) -> None:

@@ -15,13 +15,15 @@ A failed run keeps the previous measurement and persists nothing.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.capabilities import AbstractCapability
 
 from ..accounting.thresholds import over_threshold
-from ..accounting.tokens import estimate_messages
+from ..accounting.tokens import estimate_message, estimate_messages
 from ..compaction.micro import microcompact
 from . import cascade
 
@@ -35,14 +37,21 @@ if TYPE_CHECKING:
     from .session import Session
 
 
-def request_view(session: Session, messages: list[ModelMessage]) -> list[ModelMessage]:
-    """`messages` (the session's history plus what this run added) with tier 1 applied when due."""
+def request_view(
+    session: Session,
+    messages: list[ModelMessage],
+    sizes_of: Callable[[Sequence[ModelMessage]], list[int]] = estimate_messages,
+) -> list[ModelMessage]:
+    """`messages` (the session's history plus what this run added) with tier 1 applied when due.
+
+    `sizes_of` estimates the messages past the stored history (a run's capability caches them, so each
+    request of a run tokenizes only what the previous request did not already see)."""
     settings = session.store.settings
     if not settings.compaction_enabled or not messages:
         return messages
     known = len(session._history)
     sizes = session._sizes[:known] if len(messages) >= known else []
-    sizes = sizes + estimate_messages(messages[len(sizes) :])
+    sizes = sizes + sizes_of(messages[len(sizes) :])
     m = session.measurement
     bias = m.tokens - m.local  # provider count minus our estimate for the stored history (signed)
     _, lv = cascade.session_levels(session)
@@ -59,12 +68,27 @@ class SessionCapability(AbstractCapability[Any]):
     """Binds an agent run to a `Session` (see the module docstring)."""
 
     session: Session
+    _sizes: dict[int, tuple[ModelMessage, int]] = field(default_factory=dict, init=False, repr=False)
+    """Estimates of this run's messages by identity (the message is kept, so an id is never reused):
+    every request of a run resends all the run's earlier messages, which are tokenized only once."""
+
+    async def for_run(self, ctx: RunContext[Any]) -> SessionCapability:
+        return dataclasses.replace(self)  # a fresh, empty estimate cache per run
+
+    def _sizes_of(self, messages: Sequence[ModelMessage]) -> list[int]:
+        out = []
+        for msg in messages:
+            hit = self._sizes.get(id(msg))
+            if hit is None or hit[0] is not msg:
+                hit = self._sizes[id(msg)] = (msg, estimate_message(msg))
+            out.append(hit[1])
+        return out
 
     async def before_model_request(
         self, ctx: RunContext[Any], request_context: ModelRequestContext
     ) -> ModelRequestContext:
         # Request-only: what is sent shrinks, the run's history (and so new_messages()) stays whole.
-        request_context.messages = request_view(self.session, list(request_context.messages))
+        request_context.messages = request_view(self.session, list(request_context.messages), self._sizes_of)
         return request_context
 
     async def after_run(self, ctx: RunContext[Any], *, result: AgentRunResult[Any]) -> AgentRunResult[Any]:
