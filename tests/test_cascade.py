@@ -198,6 +198,33 @@ def test_failed_summary_persists_nothing(tmp_path: Path, monkeypatch: pytest.Mon
     assert store.session("s").persisted_count == count + 4
 
 
+def test_a_disk_error_while_compacting_never_fails_the_acknowledged_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An OSError from compaction once escaped `append` after the turn was durable: a caller retrying
+    # the "failed" append stored the turn twice.
+    store = open_store(tmp_path)
+    s = store.session("s")
+    for i in range(6):
+        s.append(turn(i))
+
+    def full_disk(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device (injected)")
+
+    monkeypatch.setattr(store.refs, "create", full_disk)  # after the compaction commit itself
+    count = s.persisted_count
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        commit = s.append(turn(6, output=10, usage=9_000))
+    assert any("compaction failed" in str(w.message) for w in caught)
+    assert commit.kind == "turn" and commit.count == count + 4
+    monkeypatch.undo()
+    fresh = store.session("s")
+    assert (fresh.history, fresh.head) == (s.history, s.head)
+    assert store.fsck(repair=True).repaired == ["s: recreated checkpoints/s/1"]
+    assert store.fsck().ok
+
+
 def test_env_threshold_override_is_read_on_every_call(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -28,7 +28,7 @@ from ..compaction.full import FullResult, full_compact
 from ..compaction.micro import MicroResult, microcompact
 from ..compaction.turns import is_summary_request
 from ..compaction.ultimate import ultimate_compact
-from ..errors import CompactionError
+from ..errors import CompactionError, SessionStoreError
 from ..plumbing import codec
 
 if TYPE_CHECKING:
@@ -134,7 +134,8 @@ def full_then_ultimate(session: Session, *, focus: str | None, raise_errors: boo
     """Tier 2, then tier 3 when the result is still over the full level or tier 2 failed.
 
     `raise_errors` (manual compaction) raises a failure; the cascade after an acknowledged turn warns
-    instead, because the turn itself is safely stored whatever compaction does.
+    instead (a failed summary, a full disk, a damaged checkpoint), because the turn itself is safely
+    stored whatever compaction does.
     """
     _, lv = session_levels(session)
     events: list[CompactionEvent] = []
@@ -158,7 +159,9 @@ def full_then_ultimate(session: Session, *, focus: str | None, raise_errors: boo
         events.append(_event(ContextCompacted, before, commit))
         if over_threshold(commit.tokens, lv.full) and (event := ultimate(session, lv.full)) is not None:
             events.append(event)
-    except CompactionError as err:
+    except (SessionStoreError, OSError) as err:
+        # After an acknowledged turn, nothing may make `append` raise: the caller would retry and store
+        # the turn twice. A full disk or a damaged checkpoint is reported like a failed summary.
         if raise_errors:
             raise
         warnings.warn(f"session {session.name!r}: compaction failed, history kept: {err}", stacklevel=3)
