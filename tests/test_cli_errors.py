@@ -121,3 +121,9 @@ def test_temp_file_names_are_not_shown(root: Path, monkeypatch: pytest.MonkeyPat
     result = run(root, "show", "fix-auth")
     assert_refused(result, str(root / "objects" / "ab"))
     assert ".tmp-" not in result.stderr
+
+
+def test_gc_refuses_a_nan_grace_period(root: Path) -> None:
+    before = snapshot(root)
+    assert_refused(run(root, "gc", "--grace", "nan"), "grace period", "nan")
+    assert snapshot(root) == before

@@ -179,3 +179,12 @@ def test_gc_removes_old_stray_temps(filled: SessionStore) -> None:
     assert stray.exists()
     filled.gc(grace_days=0)
     assert not stray.exists()
+
+
+@pytest.mark.parametrize("grace", [float("nan"), "7", None, True])
+def test_gc_refuses_a_grace_period_that_is_not_a_number_of_days(filled: SessionStore, grace: object) -> None:
+    orphan = filled.objects.write(b"orphan\n")
+    age(filled, 30)
+    with pytest.raises(SessionStoreError, match="≥ 0 days"):
+        filled.gc(grace_days=grace)  # type: ignore[arg-type]
+    assert filled.objects.exists(orphan)  # nan compares false: it would have kept nothing

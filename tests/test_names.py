@@ -71,3 +71,8 @@ def test_accepted_names_are_single_safe_path_components(name: str) -> None:
         return
     assert "/" not in name and "\\" not in name and ".." not in name and not name.startswith((".", "-"))
     assert 1 <= len(name) <= 128 and name.isascii()
+
+
+def test_none_is_refused_as_not_a_string() -> None:
+    with pytest.raises(InvalidSessionName, match="a session name is a string like 'fix-auth', not NoneType"):
+        check_name(None)

@@ -96,3 +96,9 @@ def test_unknown_names_suggest(store: SessionStore, commits: list[Commit]) -> No
 def test_a_session_name_that_looks_like_hex_wins(store: SessionStore) -> None:
     commit = store.session("abcdef").append(tagged_turn(0, 0))
     assert store.resolve("abcdef") == commit
+
+
+@pytest.mark.parametrize("rev", [None, 12, b"s@1"])
+def test_a_revision_that_is_not_a_string_is_refused(store: SessionStore, rev: object) -> None:
+    with pytest.raises(UnknownRevision, match=f"a revision is a string .*, not {type(rev).__name__}"):
+        store.resolve(rev)  # type: ignore[arg-type]

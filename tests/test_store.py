@@ -34,6 +34,13 @@ def test_open_without_create_and_foreign_versions(tmp_path) -> None:
         SessionStore.open(tmp_path / "file")
 
 
+def test_a_store_that_cannot_be_created_is_a_one_line_error(tmp_path) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(NotAStoreError, match=r"cannot create a session store at .*: choose another") as err:
+        SessionStore.open(tmp_path / "file" / "below")  # the OS says "Not a directory" to the mkdir
+    assert "\n" not in str(err.value) and (tmp_path / "file").read_text() == "x"
+
+
 def test_default_root_is_at_the_git_top_level(tmp_path) -> None:
     (tmp_path / "repo" / ".git").mkdir(parents=True)
     (tmp_path / "repo" / "a" / "b").mkdir(parents=True)

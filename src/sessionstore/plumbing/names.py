@@ -16,10 +16,11 @@ def is_valid_name(name: object) -> bool:
 
 def check_name(name: object) -> str:
     """Return `name` if it is a valid session name, else raise `InvalidSessionName`."""
+    if not isinstance(name, str):
+        raise InvalidSessionName(f"a session name is a string like 'fix-auth', not {type(name).__name__}")
     if not is_valid_name(name):
-        shown = name if isinstance(name, str) else type(name).__name__
         raise InvalidSessionName(
-            f"invalid session name {shown!r}: use 1-128 letters, digits, '.', '_' or '-', "
+            f"invalid session name {name!r}: use 1-128 letters, digits, '.', '_' or '-', "
             "starting with a letter or digit, without '..'"
         )
     return name

@@ -147,8 +147,9 @@ def gc(
     store: SessionStore, *, grace_days: float = 14.0, dry_run: bool = False, progress: Progress | None = None
 ) -> GcReport:
     """Delete blobs no log reaches that are older than the grace period, under the store lock."""
-    if grace_days < 0:
-        raise SessionStoreError(f"gc grace period must be ≥ 0 days, got {grace_days}")
+    number = isinstance(grace_days, int | float) and not isinstance(grace_days, bool)
+    if not number or not grace_days >= 0:  # `not >=` refuses nan, which would keep nothing
+        raise SessionStoreError(f"gc grace period must be a number ≥ 0 days, got {grace_days!r}")
     report = GcReport()
     cutoff = time.time() - grace_days * 86400
     with store.store_lock():

@@ -22,6 +22,8 @@ _HEX = re.compile(r"[0-9a-f]{6,64}")
 
 def resolve(store: SessionStore, rev: str) -> Commit:
     """The commit `rev` names in `store`."""
+    if not isinstance(rev, str):
+        raise UnknownRevision(f"a revision is a string like 'fix-auth@12', not {type(rev).__name__}")
     rev = rev.strip()
     if m := _CKPT.fullmatch(rev):
         return _checkpoint(store, m["name"], int(m["k"]))

@@ -9,7 +9,6 @@ three at the last acknowledged state; a crash leaves at most an orphan blob (gc)
 
 from __future__ import annotations
 
-import dataclasses
 import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -20,6 +19,7 @@ from ..errors import CorruptLogError, SessionBusy, SessionStoreError, UnknownRev
 from ..errors import LockTimeout as LockTimeoutError
 from ..plumbing import codec
 from ..plumbing.logs import Commit, make_line
+from .inputs import check_focus, check_messages, usage_dict
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -30,19 +30,6 @@ if TYPE_CHECKING:
     from ..compaction.micro import MicroResult
     from ..memory.fileio import MemoryUpdate
     from .store import SessionStore
-
-
-def usage_dict(usage: Any) -> dict[str, Any] | None:
-    """Provider usage as stored in a commit: the non-zero fields of a pydantic-ai usage object."""
-    if usage is None:
-        return None
-    if dataclasses.is_dataclass(usage) and not isinstance(usage, type):
-        usage = dataclasses.asdict(usage)
-    if not isinstance(usage, dict):
-        raise SessionStoreError(
-            f"usage must be a pydantic-ai RequestUsage/RunUsage or a dict, not {type(usage).__name__}"
-        )
-    return {k: v for k, v in usage.items() if v} or None
 
 
 class Session:
@@ -205,6 +192,7 @@ class Session:
         if the result is still over the full level. `SessionBusy` if a turn holds the lock."""
         from . import cascade
 
+        check_focus(focus)
         try:
             with self.store.lock(self.name):
                 self._writable()
@@ -267,7 +255,8 @@ class Session:
 
     def _append_locked(self, messages: Sequence[ModelMessage], *, usage: Any, kind: str) -> Commit:
         self._writable()
-        new = _check_messages(messages)
+        new = check_messages(messages)
+        stored_usage = usage_dict(usage)  # refused before the blob is written, not after
         writing = self.store.objects.write_in_background(codec.encode(new))
         sizes = estimate_messages(new)  # tokenize while the blob is written and synced
         oid = writing.result()
@@ -277,9 +266,7 @@ class Session:
             extra["elided"] = self._sent[1]  # the request that produced this turn sent a micro view
         # An imported response measured the original agent's context, not ours: no measurement.
         extra.update(self._context_fields(new, sizes, extra.get("elided", 0), measured=kind == "turn"))
-        return self._commit(
-            kind, blob=oid, added=new, added_sizes=sizes, usage=usage_dict(usage), extra=extra
-        )
+        return self._commit(kind, blob=oid, added=new, added_sizes=sizes, usage=stored_usage, extra=extra)
 
     def _commit(
         self,
@@ -332,7 +319,7 @@ class Session:
         The checkpoint number is derived from the log (compaction commits so far + 1), and refs the log
         implies but a crash left uncreated are recreated first, so numbering never collides.
         """
-        new = _check_messages(messages)
+        new = check_messages(messages)
         sizes = sizes if sizes is not None else estimate_messages(new)
         oid = self.store.objects.write(codec.encode(new))
         done = [c for c in self._log.scan(since_reset=False)[0] if c.kind == "compaction"]
@@ -376,18 +363,6 @@ class Session:
             session = cls(store, new_name)
             session._reset_to(target, "fork")
         return session
-
-
-def _check_messages(messages: Sequence[ModelMessage]) -> list[ModelMessage]:
-    from pydantic_ai.messages import ModelRequest, ModelResponse
-
-    new = list(messages)
-    if not new:
-        raise SessionStoreError("nothing to append: pass the run's new messages (result.new_messages())")
-    bad = [type(m).__name__ for m in new if not isinstance(m, ModelRequest | ModelResponse)]
-    if bad:
-        raise SessionStoreError(f"append takes pydantic-ai ModelRequest/ModelResponse messages, got {bad[0]}")
-    return new
 
 
 def _state(commits: Sequence[Commit]) -> tuple[list[str], list[int]]:
