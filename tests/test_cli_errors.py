@@ -127,3 +127,15 @@ def test_gc_refuses_a_nan_grace_period(root: Path) -> None:
     before = snapshot(root)
     assert_refused(run(root, "gc", "--grace", "nan"), "grace period", "nan")
     assert snapshot(root) == before
+
+
+def test_checkout_of_the_current_state_writes_no_commit(root: Path) -> None:
+    before = snapshot(root)
+    result = run(root, "checkout", "fix-auth")  # a git user's "switch to fix-auth"
+    assert result.exit_code == 0 and "already at" in result.stdout and "nothing changed" in result.stdout
+    assert snapshot(root) == before
+    assert run(root, "checkout", "fix-auth@1").exit_code == 0
+    after_first = snapshot(root)
+    again = run(root, "checkout", "fix-auth@1")  # the head is a checkout of that very commit
+    assert again.exit_code == 0 and "already at" in again.stdout
+    assert snapshot(root) == after_first

@@ -146,6 +146,12 @@ def checkout_cmd(ctx: click.Context, rev: str) -> None:
     """Move the head of REV's session to REV; the log keeps everything after it."""
     store = open_store(ctx)
     target = store.resolve(rev)
+    head = store.log(target.session).head()
+    if head is not None and target.id in (head.id, head.target if head.kind == "checkout" else None):
+        # `session checkout NAME` (git's "switch to it") or a repeated checkout: a commit would add nothing
+        where = f"{short_id(target.id)} ({target.session}@{target.seq})"
+        click.echo(f"{target.session}: already at {where}; nothing changed")
+        return
     session = store.session(target.session, create=False)
     commit = session.checkout(target.id)
     click.echo(
