@@ -237,3 +237,35 @@ def test_a_real_transcript_replays_equal(store: SessionStore, realdata) -> None:
     reopened = store.session("real")
     assert reopened.history == flat and reopened.persisted_count == len(flat) > 100
     assert store.fsck().ok
+
+
+def test_sessions_ending_at_once_both_keep_their_memory_bullet(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # MEMORY.md is read, changed and replaced: two sessions ending together once both read the same
+    # file and the second replace dropped the first one's bullet.
+    import threading
+    import time
+
+    from sessionstore.memory import append as memory_append
+    from sessionstore.memory.document import template_text
+
+    store = SessionStore.open(tmp_path / "store")
+    store.memory_path.write_text(template_text())
+    sessions = [store.session(name) for name in ("alpha", "beta")]
+    for i, s in enumerate(sessions):
+        s.append(tagged_turn(i, 0))
+    real_write = memory_append.write_atomic
+
+    def slow_write(path, text) -> None:  # widen the read-to-replace window
+        time.sleep(0.2)
+        real_write(path, text)
+
+    monkeypatch.setattr(memory_append, "write_atomic", slow_write)
+    threads = [threading.Thread(target=s.end) for s in sessions]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    text = store.memory_path.read_text()
+    assert " alpha: " in text and " beta: " in text

@@ -19,6 +19,9 @@ from .names import check_name
 
 STORE_LOCK = ".store"
 """The store-wide lock's name: not a valid session name, so it can never be one session's lock."""
+MEMORY_LOCK = ".memory"
+"""Serializes read-modify-write of the team's MEMORY.md by the sessions of one store."""
+_RESERVED = frozenset({STORE_LOCK, MEMORY_LOCK})
 
 
 def _refuse_symlink(path: Path) -> None:
@@ -35,7 +38,7 @@ def _refuse_symlink(path: Path) -> None:
 @contextmanager
 def locked(locks_dir: Path, name: str, timeout: float, *, what: str | None = None) -> Iterator[None]:
     """Hold the lock `locks_dir/<name>.lock` for the block; `LockTimeout` names what was locked."""
-    if name != STORE_LOCK:
+    if name not in _RESERVED:
         check_name(name)
     from filelock import FileLock, Timeout  # here, not at the top: read-only commands never lock
 

@@ -234,7 +234,8 @@ class Session:
         summary = (summary_text(self._history[0]) if self._history else None) or summarize_extractive(
             self._history
         )
-        return record_session_end(self.store.memory_path, self.name, summary, self.store.settings)
+        with self.store.memory_lock():  # read-modify-write: a concurrent end would lose one bullet
+            return record_session_end(self.store.memory_path, self.name, summary, self.store.settings)
 
     def subscribe(self, listener: Callable[[CompactionEvent], None]) -> None:
         """Call `listener` with every compaction event of this session."""

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..accounting.settings import Settings
 from ..errors import NotAStoreError, SessionStoreError, UnknownRevision
 from ..plumbing.fsutil import atomic_replace, fsync_dir
-from ..plumbing.locks import STORE_LOCK, locked
+from ..plumbing.locks import MEMORY_LOCK, STORE_LOCK, locked
 from ..plumbing.logs import Commit, Log
 from ..plumbing.names import check_name
 from ..plumbing.objects import ObjectStore
@@ -200,6 +200,12 @@ class SessionStore:
     @contextmanager
     def store_lock(self) -> Iterator[None]:
         with locked(self.locks_dir, STORE_LOCK, self.settings.lock_timeout_s, what=f"store {self.root}"):
+            yield
+
+    @contextmanager
+    def memory_lock(self) -> Iterator[None]:
+        """Held while a session rewrites MEMORY.md, so two sessions ending at once both keep their bullet."""
+        with locked(self.locks_dir, MEMORY_LOCK, self.settings.lock_timeout_s, what=f"{self.memory_path}"):
             yield
 
     def _unknown_session(self, name: str) -> SessionStoreError:
