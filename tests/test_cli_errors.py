@@ -139,3 +139,31 @@ def test_checkout_of_the_current_state_writes_no_commit(root: Path) -> None:
     again = run(root, "checkout", "fix-auth@1")  # the head is a checkout of that very commit
     assert again.exit_code == 0 and "already at" in again.stdout
     assert snapshot(root) == after_first
+
+
+def test_an_empty_store_option_is_named_not_shown_as_dot() -> None:
+    done = _session("--store", "", "list")
+    assert done.returncode == EXIT_ERROR
+    assert done.stderr.strip().splitlines() == [
+        "session: Invalid value for '--store': is empty: give the store directory, or leave it out "
+        "(see `session --help`)"
+    ]
+
+
+def test_config_warns_about_variables_that_do_nothing(root: Path) -> None:
+    env = {
+        "SESSIONSTORE_CONTEXT_WINDOW": "50000",  # the setting is ..._TOKENS
+        "SESSIONSTORE_COMPACT_THRESHOLD": "50k",
+        "SESSIONSTORE_BIN": "/usr/bin/session",  # the git hook's: known, not a setting
+    }
+    result = run(root, "config", env=env)
+    assert result.exit_code == 0
+    warnings = result.stderr.strip().splitlines()
+    assert warnings == [
+        "session: SESSIONSTORE_CONTEXT_WINDOW is not a sessionstore variable and is ignored; "
+        "did you mean SESSIONSTORE_CONTEXT_WINDOW_TOKENS?",
+        "session: SESSIONSTORE_COMPACT_THRESHOLD='50k' is ignored: "
+        "set a positive number of tokens, or unset it",
+    ]
+    quiet = run(root, "config", env={"SESSIONSTORE_COMPACT_THRESHOLD": "50000", "SESSIONSTORE_BIN": "x"})
+    assert quiet.exit_code == 0 and quiet.stderr == ""

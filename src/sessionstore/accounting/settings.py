@@ -21,8 +21,9 @@ import orjson
 from ..errors import SettingsError
 
 ENV_PREFIX = "SESSIONSTORE_"
-NOT_SETTINGS_ENV = frozenset({"SESSIONSTORE_DIR", "SESSIONSTORE_COMPACT_THRESHOLD"})
-"""`SESSIONSTORE_*` variables with other owners (store location, debug trigger level): never settings."""
+NOT_SETTINGS_ENV = frozenset({"SESSIONSTORE_DIR", "SESSIONSTORE_COMPACT_THRESHOLD", "SESSIONSTORE_BIN"})
+"""`SESSIONSTORE_*` variables with other owners (store location, debug trigger level, the git hook's
+`session` executable): never settings."""
 
 DEFAULT_SOURCE = "default"
 OVERRIDE_SOURCE = "flag"

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import click
 import orjson
 
-from ..accounting.settings import Settings
-from ..accounting.thresholds import levels, resolve_window
+from ..accounting.settings import ENV_PREFIX, NOT_SETTINGS_ENV, Settings
+from ..accounting.thresholds import THRESHOLD_ENV, levels, resolve_window, threshold_override
 from ..porcelain.gauge import commit_gauge, format_gauge, gauge
 
 
@@ -52,6 +53,25 @@ def config(as_json: bool) -> None:
     value_width = min(max(len(text) for text in rendered.values()), 40)
     for key, text in rendered.items():
         click.echo(f"{key:<{width}} = {text:<{value_width}}  # {sources[key]}")
+    for warning in env_warnings(os.environ, list(values)):
+        click.echo(f"session: {warning}", err=True)
+
+
+def env_warnings(environ: Mapping[str, str], keys: list[str]) -> list[str]:
+    """`SESSIONSTORE_*` variables that silently do nothing: a typo'd name, an unparsable threshold."""
+    import difflib
+
+    known = {ENV_PREFIX + key.upper() for key in keys} | NOT_SETTINGS_ENV
+    suffixes = sorted(name.removeprefix(ENV_PREFIX) for name in known)  # the shared prefix would match all
+    warnings = []
+    for name in sorted(n for n in environ if n.startswith(ENV_PREFIX) and n not in known):
+        close = difflib.get_close_matches(name.removeprefix(ENV_PREFIX), suffixes, n=1)
+        hint = f"did you mean {ENV_PREFIX}{close[0]}?" if close else f"settings are {ENV_PREFIX}<KEY>"
+        warnings.append(f"{name} is not a sessionstore variable and is ignored; {hint}")
+    raw = environ.get(THRESHOLD_ENV)
+    if raw is not None and threshold_override({THRESHOLD_ENV: raw}) is None:
+        warnings.append(f"{THRESHOLD_ENV}={raw!r} is ignored: set a positive number of tokens, or unset it")
+    return warnings
 
 
 @click.command("gauge")

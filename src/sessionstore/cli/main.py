@@ -102,6 +102,10 @@ def _silence_stdout() -> None:
 @click.pass_context
 def cli(ctx: click.Context, store_path: str | None) -> None:
     """Git-style, file-backed memory for pydantic-ai agents."""
+    if store_path == "":  # else Path("") is the cwd, and the errors would name a confusing "."
+        raise click.BadParameter(
+            "is empty: give the store directory, or leave it out", param_hint="'--store'"
+        )
     ctx.ensure_object(dict)
     ctx.obj["store_path"] = store_path
 
