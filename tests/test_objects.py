@@ -36,6 +36,23 @@ def test_an_existing_object_is_kept_and_touched_not_rewritten(tmp_path) -> None:
     assert not list(objects.stray_temps())
 
 
+def test_an_object_pruned_between_check_and_touch_is_written_again(tmp_path, monkeypatch) -> None:
+    # gc deleting an unreachable object just as a writer found it made the writer's touch raise
+    # FileNotFoundError out of the append.
+    objects = ObjectStore(tmp_path)
+    oid = objects.write(b"same")
+    real_utime = os.utime
+
+    def pruned_first(path, *args, **kwargs) -> None:
+        os.unlink(path)
+        real_utime(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "utime", pruned_first)
+    assert objects.write(b"same") == oid
+    monkeypatch.undo()
+    assert objects.read(oid) == b"same"
+
+
 def test_a_flipped_byte_is_named_on_read(tmp_path) -> None:
     objects = ObjectStore(tmp_path)
     oid = objects.write(b'{"kind":"request"}\n')

@@ -59,8 +59,11 @@ class ObjectStore:
         oid = hash_bytes(data)
         final = self.path(oid)
         if final.exists():
-            os.utime(final)
-            return oid
+            try:
+                os.utime(final)
+                return oid
+            except FileNotFoundError:
+                pass  # gc pruned it between the check and the touch: write it again
         fan = final.parent
         if not fan.is_dir():
             fan.mkdir(parents=True, exist_ok=True)
