@@ -167,3 +167,13 @@ def test_config_warns_about_variables_that_do_nothing(root: Path) -> None:
     ]
     quiet = run(root, "config", env={"SESSIONSTORE_COMPACT_THRESHOLD": "50000", "SESSIONSTORE_BIN": "x"})
     assert quiet.exit_code == 0 and quiet.stderr == ""
+
+
+def test_a_stray_file_in_logs_does_not_break_every_command(root: Path) -> None:
+    (root / "logs" / "fix-auth (copy).jsonl").write_text("copied by a file manager\n")
+    listed = run(root, "list")
+    assert listed.exit_code == 0 and "fix-auth" in listed.stdout and "copy" not in listed.stdout
+    assert run(root, "show", "fix-auth@1").exit_code == 0
+    assert_refused(run(root, "show", "abcdef12"), "no commit id starts with 'abcdef12'")
+    checked = run(root, "fsck")
+    assert checked.exit_code == 1 and "logs/fix-auth (copy).jsonl is not a session log" in checked.stdout

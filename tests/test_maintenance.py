@@ -188,3 +188,15 @@ def test_gc_refuses_a_grace_period_that_is_not_a_number_of_days(filled: SessionS
     with pytest.raises(SessionStoreError, match="≥ 0 days"):
         filled.gc(grace_days=grace)  # type: ignore[arg-type]
     assert filled.objects.exists(orphan)  # nan compares false: it would have kept nothing
+
+
+def test_a_stray_log_is_an_fsck_problem_and_stops_gc(filled: SessionStore) -> None:
+    name = filled.sessions()[0]
+    stray = filled.logs_dir / f"{name} (1).jsonl"  # a renamed copy: its blobs must not look unreachable
+    stray.write_bytes((filled.logs_dir / f"{name}.jsonl").read_bytes())
+    report = fsck(filled)
+    assert not report.ok and any(f"logs/{stray.name} is not a session log" in p for p in report.problems)
+    objects = set(filled.objects)
+    with pytest.raises(SessionStoreError, match=r"gc refused: logs/.* is not a session log"):
+        filled.gc(grace_days=0)
+    assert set(filled.objects) == objects

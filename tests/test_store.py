@@ -101,3 +101,14 @@ def test_info_and_listing_never_import_pydantic_ai(store: SessionStore) -> None:
     counts, modules = out.stdout.splitlines()
     assert counts == "[2] 1"
     assert modules == "[]"
+
+
+def test_stray_files_in_logs_are_not_sessions(store: SessionStore) -> None:
+    from helpers.messages import tagged_turn
+
+    store.session("s").append(tagged_turn(0, 0))
+    (store.logs_dir / "s (copy).jsonl").write_bytes((store.logs_dir / "s.jsonl").read_bytes())
+    (store.logs_dir / "d.jsonl").mkdir()
+    assert store.sessions() == ["s"]
+    assert store.stray_logs() == ["d.jsonl", "s (copy).jsonl"]
+    assert [info.name for info in store.infos()] == ["s"]

@@ -58,6 +58,11 @@ def fsck(store: SessionStore, *, repair: bool = False, progress: Progress | None
     """Check logs, blobs, counts and checkpoint refs; with `repair`, fix torn tails and missing refs."""
     report = FsckReport()
     names = store.sessions()
+    report.problems.extend(
+        f"logs/{stray} is not a session log (a directory, or a name no session can have): move it out "
+        "of the store's logs/"
+        for stray in store.stray_logs()
+    )
     lines: dict[str, int] = {}  # verified blob -> message count
     for i, name in enumerate(names):
         report.sessions += 1
@@ -153,6 +158,8 @@ def gc(
     report = GcReport()
     cutoff = time.time() - grace_days * 86400
     with store.store_lock():
+        if stray := store.stray_logs():  # it may be a renamed log: its blobs would look unreachable
+            raise SessionStoreError(f"gc refused: logs/{stray[0]} is not a session log; move it out of logs/")
         reachable: set[str] = set()
         for name in store.sessions():
             try:

@@ -15,7 +15,7 @@ from ..errors import NotAStoreError, SessionStoreError, UnknownRevision
 from ..plumbing.fsutil import atomic_replace, fsync_dir
 from ..plumbing.locks import MEMORY_LOCK, STORE_LOCK, locked
 from ..plumbing.logs import Commit, Log
-from ..plumbing.names import check_name
+from ..plumbing.names import check_name, is_valid_name
 from ..plumbing.objects import ObjectStore
 from ..plumbing.refs import RefStore
 
@@ -136,12 +136,24 @@ class SessionStore:
         return Session(self, check_name(name))
 
     def sessions(self) -> list[str]:
-        """Names of all sessions, sorted."""
+        """Names of all sessions, sorted. A stray `.jsonl` in logs/ (a directory, or a name no session
+        can have, like a copy named "x (1).jsonl") is no session: `stray_logs` lists them for fsck."""
+        return sorted(name for name, is_log in self._log_entries() if is_log)
+
+    def stray_logs(self) -> list[str]:
+        """File names under logs/ that look like logs but cannot be one (see `sessions`), sorted."""
+        return sorted(f"{name}.jsonl" for name, is_log in self._log_entries() if not is_log)
+
+    def _log_entries(self) -> list[tuple[str, bool]]:
         try:
-            names = os.listdir(self.logs_dir)
+            with os.scandir(self.logs_dir) as entries:  # the file type comes with the listing: no stat
+                return [
+                    (e.name[:-6], is_valid_name(e.name[:-6]) and e.is_file())
+                    for e in entries
+                    if e.name.endswith(".jsonl")
+                ]
         except FileNotFoundError:
             return []
-        return sorted(n[:-6] for n in names if n.endswith(".jsonl"))
 
     def info(self, name: str) -> SessionInfo:
         """Head commit and checkpoint count of `name`, without loading any message."""
