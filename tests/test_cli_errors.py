@@ -177,3 +177,9 @@ def test_a_stray_file_in_logs_does_not_break_every_command(root: Path) -> None:
     assert_refused(run(root, "show", "abcdef12"), "no commit id starts with 'abcdef12'")
     checked = run(root, "fsck")
     assert checked.exit_code == 1 and "logs/fix-auth (copy).jsonl is not a session log" in checked.stdout
+
+
+def test_demo_refuses_to_write_into_an_existing_session(root: Path) -> None:
+    before = snapshot(root)
+    assert_refused(run(root, "demo", "--name", "fix-auth"), "session 'fix-auth' already exists", "'demo'")
+    assert snapshot(root) == before

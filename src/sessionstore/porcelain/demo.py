@@ -28,6 +28,7 @@ from pydantic_ai.usage import RequestUsage
 from ..accounting.settings import Settings
 from ..accounting.tokens import estimate_message
 from ..compaction.events import CompactionEvent
+from ..errors import SessionStoreError
 from .gauge import format_gauge, gauge
 from .runs import run_turn
 from .session import Session
@@ -179,6 +180,11 @@ def run_demo(
     """Run the scripted session in a fresh project; print the gauge and the tiers as they fire."""
     settings = Settings.load(overrides=DEMO_SETTINGS)
     store = SessionStore.open(store_path, settings=settings)
+    if name is not None and store.exists(name):  # scripted turns would land in a real conversation
+        raise SessionStoreError(
+            f"session {name!r} already exists: the demo writes a new session; pass another --name "
+            f"(or leave it out for {unused_name(store)!r})"
+        )
     session = store.session(name or unused_name(store))
     fired: list[CompactionEvent] = []
     session.subscribe(fired.append)
