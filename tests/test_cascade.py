@@ -176,6 +176,27 @@ def test_tier_three_fits_when_the_last_request_alone_is_too_big(tmp_path: Path) 
     assert store.session("s").history == s.history
 
 
+def test_a_damaged_checkpoint_ref_is_left_out_of_the_tier_three_journal(tmp_path: Path) -> None:
+    # A ref pointing at another commit's line once made tier 3 index that turn's (absent) blob list
+    # and raise IndexError out of the acknowledged append.
+    store = open_store(tmp_path)
+    s = store.session("s")
+    for i in range(6):
+        s.append(turn(i))
+    s.compact()
+    s.compact()
+    first = s.log()[-1]
+    ref = store.refs.dir / "s" / "1"
+    ref.chmod(0o644)
+    ref.write_text(f"{first.id} {first.offset}\n")  # damage: checkpoint 1 now names turn 1
+    assert cascade.checkpoint_summaries(s) == cascade.checkpoint_summaries(store.session("s"))
+    assert len(cascade.checkpoint_summaries(s)) == 1
+    assert not store.fsck().ok
+    huge = [ModelRequest(parts=[UserPromptPart(content="log line 42 failed\n" * 2_500)])]
+    s.append([*huge, ModelResponse(parts=[TextPart("looking")], usage=RequestUsage(input_tokens=12_000))])
+    assert s.head is not None and s.head.tier == 3
+
+
 def test_failed_summary_persists_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = open_store(tmp_path)
     s = store.session("s")

@@ -28,7 +28,7 @@ from ..compaction.full import FullResult, full_compact
 from ..compaction.micro import MicroResult, microcompact
 from ..compaction.turns import is_summary_request
 from ..compaction.ultimate import ultimate_compact
-from ..errors import CompactionError, SessionStoreError
+from ..errors import CompactionError, CorruptLogError, SessionStoreError
 from ..plumbing import codec
 
 if TYPE_CHECKING:
@@ -68,11 +68,20 @@ def summary_text(msg: ModelMessage) -> str | None:
 
 
 def checkpoint_summaries(session: Session) -> list[str]:
-    """Summaries of the session's checkpoints, oldest first (the tier-3 journal)."""
+    """Summaries of the session's checkpoints, oldest first (the tier-3 journal).
+
+    A ref that does not point at its compaction commit (damaged; `session fsck` names it) gives no
+    summary rather than failing the last-resort tier.
+    """
     out: list[str] = []
     log = session.store.log(session.name)
     for ref in session.store.refs.list(session.name):
-        commit = log.read_at(ref.offset)
+        try:
+            commit = log.read_at(ref.offset)
+        except CorruptLogError:
+            continue
+        if commit.id != ref.commit_id or not commit.blobs:
+            continue
         first = session.store.objects.read(commit.blobs[0]).split(b"\n", 1)[0] + b"\n"
         text = summary_text(codec.decode([first])[0])
         if text:
