@@ -181,6 +181,18 @@ def test_gc_removes_old_stray_temps(filled: SessionStore) -> None:
     assert not stray.exists()
 
 
+def test_gc_skips_a_temp_its_writer_removed_meanwhile(
+    filled: SessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Writers take no store lock: a temp listed by gc may be linked and unlinked before gc stats it,
+    # which once raised FileNotFoundError after gc had already deleted blobs.
+    gone = filled.objects.dir / "ab" / ".tmp-finished"
+    monkeypatch.setattr(type(filled.objects), "stray_temps", lambda self: iter([gone]))
+    orphan = filled.objects.write(b"orphan\n")
+    age(filled, 30)
+    assert filled.gc(grace_days=14).removed == [orphan]
+
+
 @pytest.mark.parametrize("grace", [float("nan"), "7", None, True])
 def test_gc_refuses_a_grace_period_that_is_not_a_number_of_days(filled: SessionStore, grace: object) -> None:
     orphan = filled.objects.write(b"orphan\n")

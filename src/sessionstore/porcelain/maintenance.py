@@ -185,6 +185,10 @@ def gc(
             if progress:
                 progress(i + 1, len(candidates))
         for tmp in store.objects.stray_temps():
-            if tmp.stat().st_mtime < time.time() - 3600 and not dry_run:
+            try:
+                old = tmp.stat().st_mtime < time.time() - 3600
+            except FileNotFoundError:
+                continue  # a writer (who takes no store lock) finished with it meanwhile
+            if old and not dry_run:
                 tmp.unlink(missing_ok=True)
     return report
