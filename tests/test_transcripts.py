@@ -118,6 +118,16 @@ def test_a_non_string_type_field_is_a_format_error_not_a_crash(tmp_path: Path) -
 def test_taubench_openai_chat_list_is_refused() -> None:
     message = _error(REALDATA / "trajectories" / "taubench_gpt-4o-airline.json")
     assert "not pydantic-ai messages" in message
+    assert "item 0 is an object with keys task_id, reward, info, traj" in message  # says what it is
+    assert "supported: pydantic-ai JSON, Claude Code or Codex JSONL" in message and "\n" not in message
+
+
+def test_the_first_item_that_is_not_a_message_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.json"
+    path.write_text('[{"kind": "request", "parts": []}, {"kind": "tool"}, 3]')
+    assert "item 1 is kind 'tool', not kind request/response" in _error(path)
+    path.write_text("[[]]")
+    assert "item 0 is a JSON list" in _error(path)
 
 
 def test_truncated_last_line_names_the_line(tmp_path: Path) -> None:

@@ -298,6 +298,24 @@ def as_str(value: object) -> str | None:
 # --- detection and the pydantic-ai format ----------------------------------------------------------
 
 
+def _not_messages(data: list[object]) -> str:
+    """Why a JSON list is not pydantic-ai messages, naming its first item that is not one (a tau-bench
+    trajectory file is a list of {task_id, reward, info, traj} records, for instance)."""
+    index, bad = next((i, m) for i, m in enumerate(data) if not _is_message(m))
+    if isinstance(bad, dict):
+        what = f"kind {bad['kind']!r}" if "kind" in bad else f"an object with keys {', '.join(map(str, bad))}"
+    else:
+        what = f"a JSON {type(bad).__name__}"
+    return (
+        f"a JSON list but not pydantic-ai messages: item {index} is {what}, not kind request/response; "
+        "supported: pydantic-ai JSON, Claude Code or Codex JSONL"
+    )
+
+
+def _is_message(item: object) -> bool:
+    return isinstance(item, dict) and item.get("kind") in ("request", "response")
+
+
 def _sniff(path: Path, text: str) -> str:
     stripped = text.lstrip()
     if stripped.startswith("["):
@@ -307,14 +325,9 @@ def _sniff(path: Path, text: str) -> str:
             raise ImportFormatError(
                 f"{path}: starts like a JSON list but is not valid JSON (truncated?); re-export the file"
             ) from None
-        if isinstance(data, list) and all(
-            isinstance(m, dict) and m.get("kind") in ("request", "response") for m in data
-        ):
+        if isinstance(data, list) and all(_is_message(m) for m in data):
             return "pydantic-ai"
-        raise ImportFormatError(
-            f"{path}: a JSON list that is not pydantic-ai messages (each needs kind request/response); "
-            "convert it with ModelMessagesTypeAdapter"
-        )
+        raise ImportFormatError(f"{path}: {_not_messages(data if isinstance(data, list) else [data])}")
     for number, line in enumerate(text.split("\n")[:50], 1):
         if not line.strip():
             continue
