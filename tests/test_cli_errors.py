@@ -183,3 +183,11 @@ def test_demo_refuses_to_write_into_an_existing_session(root: Path) -> None:
     before = snapshot(root)
     assert_refused(run(root, "demo", "--name", "fix-auth"), "session 'fix-auth' already exists", "'demo'")
     assert snapshot(root) == before
+
+
+def test_memory_append_refuses_an_empty_summary(tmp_path: Path) -> None:
+    memory = tmp_path / "MEMORY.md"
+    memory.write_text("# Project memory\n\n## Session notes\n")
+    result = run(tmp_path / "store", "memory", "append", "fix-auth", "  ", "--file", str(memory))
+    assert_refused(result, "SUMMARY is empty")
+    assert memory.read_text() == "# Project memory\n\n## Session notes\n"

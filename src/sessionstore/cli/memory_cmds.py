@@ -88,6 +88,8 @@ def squash_cmd(
 @click.option("--verbose", "-v", is_flag=True, help="List every removed line.")
 def append_cmd(session_name: str, summary: str, path: Path | None, verbose: bool) -> None:
     """Add a dated bullet for SESSION_NAME under Session notes, compressing at the caps."""
+    if not summary.strip():  # an empty argument (an unset shell variable) would add "(no summary)"
+        raise SessionStoreError("SUMMARY is empty: say in one line what the session did")
     settings = _settings(None, None)
     update = append_session_summary(
         path or default_memory_path(), session_name, summary, settings, compress=True
