@@ -17,6 +17,16 @@ def test_atomic_replace_leaves_only_the_new_content(tmp_path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f"]
 
 
+def test_atomic_replace_keeps_the_mode_and_a_new_file_is_not_private(tmp_path) -> None:
+    # The temp file is 0o600 (mkstemp): a new file (`session export -o`, VERSION) kept that mode.
+    path = tmp_path / "f"
+    fsutil.atomic_replace(path, b"one")
+    assert path.stat().st_mode & 0o777 == 0o644
+    os.chmod(path, 0o755)
+    fsutil.atomic_replace(path, b"two")
+    assert path.stat().st_mode & 0o777 == 0o755
+
+
 def test_atomic_replace_failure_keeps_the_old_file(tmp_path, monkeypatch) -> None:
     path = tmp_path / "f"
     fsutil.atomic_replace(path, b"old")

@@ -6,13 +6,12 @@ byte is written, so a refused file is always left exactly as it was.
 
 from __future__ import annotations
 
-import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import MemoryFileError
-from ..plumbing.fsutil import fsync_dir, write_temp
+from ..plumbing.fsutil import atomic_replace
 
 
 @dataclass
@@ -81,15 +80,4 @@ def write_atomic(path: Path, text: str) -> None:
     The file keeps its permission bits (a hook script stays executable, a group-writable file stays so).
     """
     ensure_writable(path)
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        mode = 0o644
-    temp = write_temp(path.parent, text.encode("utf-8"), prefix=f".{path.name}.")
-    try:
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    fsync_dir(path.parent)
+    atomic_replace(path, text.encode("utf-8"), prefix=f".{path.name}.")

@@ -8,6 +8,7 @@ directory. Appends are fsynced before they are acknowledged. `fdatasync` is enou
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 _datasync = getattr(os, "fdatasync", os.fsync)
@@ -40,10 +41,19 @@ def write_temp(directory: Path, data: bytes, *, prefix: str = ".tmp-") -> Path:
     return Path(name)
 
 
-def atomic_replace(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` so a crash leaves either the old or the new file, never a mix."""
-    tmp = write_temp(path.parent, data)
+def atomic_replace(path: Path, data: bytes, *, prefix: str = ".tmp-") -> None:
+    """Replace `path` with `data` so a crash leaves either the old or the new file, never a mix.
+
+    The file keeps the permission bits of the one it replaces (a hook script stays executable); a new
+    file gets 0o644, not the 0o600 of the temp file it starts as.
+    """
     try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mode = 0o644
+    tmp = write_temp(path.parent, data, prefix=prefix)
+    try:
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
