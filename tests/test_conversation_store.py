@@ -25,6 +25,7 @@ from sessionstore import FileConversationStore
 from sessionstore.errors import InvalidSessionName, SessionStoreError
 from sessionstore.plumbing.logs import Log, make_line
 from sessionstore.plumbing.names import check_name
+from sessionstore.porcelain import conversation_records
 from sessionstore.porcelain.conversation_records import ConversationLog
 from sessionstore.porcelain.conversation_store import session_name
 
@@ -76,6 +77,30 @@ def test_a_plain_session_of_the_same_name_is_refused(cstore: FileConversationSto
 
 
 # -- what the session commands see ---------------------------------------------------------------------
+
+
+def test_listing_reads_only_the_first_line_of_a_plain_session(
+    cstore: FileConversationStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # To learn that a log is not a conversation, its first commit is enough: the whole log was read.
+    plain = cstore.store.session("plain")
+    for i in range(40):
+        plain.append(tagged_turn(0, i))
+    turns(cstore, "conv", 1)
+    size = plain._log.path.stat().st_size
+    read: list[int] = []
+    real_pread = conversation_records.os.pread
+
+    def counting_pread(fd: int, n: int, at: int) -> bytes:
+        data = real_pread(fd, n, at)
+        read.append(len(data))
+        return data
+
+    monkeypatch.setattr(conversation_records.os, "pread", counting_pread)
+    fresh = FileConversationStore(cstore.store)
+    assert [r.conversation_id for r in asyncio.run(fresh.list_conversations())] == ["conv"]
+    first_line = plain.log()[-1].size
+    assert sum(read) < size and first_line < size // 10
 
 
 def test_saves_are_turn_commits_and_sessions_replay_the_conversation(cstore: FileConversationStore) -> None:

@@ -126,7 +126,9 @@ class ConversationLog:
             ):
                 self._reset()  # deleted and recreated (or rewritten): read it again from the start
             self.ino = st.st_ino
-            if st.st_size > self.end and self.is_conversation is not False:
+            if self.is_conversation is None and st.st_size > self.end:
+                self._consume(_first_line(fd, st.st_size))  # a plain session is never read past it
+            if self.is_conversation and st.st_size > self.end:
                 self._consume(os.pread(fd, st.st_size - self.end, self.end))
         finally:
             os.close(fd)
@@ -195,6 +197,18 @@ class ConversationLog:
             entry_id = located.parent
         out.reverse()
         return out
+
+
+def _first_line(fd: int, size: int) -> bytes:
+    """The bytes of the file's first line, newline included (all of them if it has none)."""
+    data, chunk = b"", 4096  # a commit line is usually far shorter; a long one doubles the reads
+    while len(data) < size and b"\n" not in data:
+        more = os.pread(fd, chunk, len(data))
+        if not more:
+            break  # the file shrank meanwhile
+        data, chunk = data + more, chunk * 2
+    cut = data.find(b"\n")
+    return data if cut == -1 else data[: cut + 1]
 
 
 def segments(chain: list[tuple[str, Located]]) -> list[tuple[str, int, int]]:
