@@ -212,3 +212,55 @@ def test_a_stray_log_is_an_fsck_problem_and_stops_gc(filled: SessionStore) -> No
     with pytest.raises(SessionStoreError, match=r"gc refused: logs/.* is not a session log"):
         filled.gc(grace_days=0)
     assert set(filled.objects) == objects
+
+
+# -- gc against writers that take no store lock ------------------------------------------------------
+
+
+def _old_unreachable_blob(store: SessionStore) -> tuple[str, bytes]:
+    import os
+
+    data = b'{"orphan": true}\n'
+    oid = store.objects.write(data)
+    os.utime(store.objects.path(oid), (1_000_000, 1_000_000))
+    return oid, data
+
+
+def test_gc_keeps_a_blob_a_writer_touches_just_before_it_is_pruned(
+    store: SessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    oid, data = _old_unreachable_blob(store)
+    real_rename = os.rename
+
+    def writer_touches_first(src, dst):  # type: ignore[no-untyped-def]
+        store.objects.write(data)  # a writer reusing the object, between gc's stat and its rename
+        real_rename(src, dst)
+
+    monkeypatch.setattr(os, "rename", writer_touches_first)
+    report = store.gc(grace_days=1)
+    assert oid not in report.removed and store.objects.read(oid) == data
+
+
+def test_a_writer_after_the_rename_writes_the_blob_again(store: SessionStore) -> None:
+    import os
+
+    oid, data = _old_unreachable_blob(store)
+    path = store.objects.path(oid)
+    trash = path.with_name(".gc-" + path.name)
+    os.rename(path, trash)  # gc renamed it aside...
+    assert store.objects.write(data) == oid  # ...a writer needs it now: written anew, not lost
+    assert store.objects.read(oid) == data
+
+
+def test_a_crashed_prune_is_restored_on_read_and_cleaned_by_the_next_gc(store: SessionStore) -> None:
+    import os
+
+    oid, data = _old_unreachable_blob(store)
+    path = store.objects.path(oid)
+    os.rename(path, path.with_name(".gc-" + path.name))  # crash between rename and unlink
+    assert store.objects.read(oid) == data, "read restores what a log may still need"
+    os.rename(path, path.with_name(".gc-" + path.name))
+    store.gc(grace_days=0)
+    assert not list(store.objects.pruning_leftovers()) and not path.exists()

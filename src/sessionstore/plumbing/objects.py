@@ -7,6 +7,7 @@ touches the mtime so that `gc`'s grace period counts from the last time someone 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -19,6 +20,8 @@ from ..errors import CorruptObjectError
 from .fsutil import fsync_dir, write_temp
 
 _HEX = frozenset("0123456789abcdef")
+_TRASH = ".gc-"
+"""Prefix of an object gc has renamed aside and not yet unlinked (see `ObjectStore.prune`)."""
 
 
 @cache
@@ -96,9 +99,15 @@ class ObjectStore:
 
     def read_unverified(self, oid: str) -> bytes:
         """The bytes of `oid` as found (`CorruptObjectError` if missing); callers verify them."""
+        path = self.path(oid)
         try:
-            return self.path(oid).read_bytes()
+            return path.read_bytes()
         except FileNotFoundError:
+            trash = path.with_name(_TRASH + path.name)
+            with contextlib.suppress(FileNotFoundError, FileExistsError):
+                os.link(trash, path)  # a gc that crashed mid-prune: the object is still needed
+                trash.unlink()
+                return path.read_bytes()
             raise CorruptObjectError(
                 f"object {oid[:12]} is missing from {self.dir}: restore it (e.g. from git) or run "
                 "`session fsck`"
@@ -138,6 +147,39 @@ class ObjectStore:
     def delete(self, oid: str) -> None:
         """Remove one object (gc only, under the store lock)."""
         self.path(oid).unlink(missing_ok=True)
+
+    def prune(self, oid: str, cutoff: float) -> int | None:
+        """Delete `oid` if its mtime is not after `cutoff`; return the bytes freed, or None if kept.
+
+        Writers take no store lock, and a writer reusing an object touches its mtime. So the object is
+        first renamed aside, then its mtime is read again: a touch that landed before the rename shows
+        now and the object is put back; a touch after it finds no file and the writer writes the
+        object anew. Only then is it unlinked. A crash in between leaves a `.gc-` twin that `read`
+        restores if a log still needs it.
+        """
+        path = self.path(oid)
+        trash = path.with_name(_TRASH + path.name)
+        trash.unlink(missing_ok=True)  # a leftover twin (same inode) would make the rename a no-op
+        try:
+            os.rename(path, trash)
+        except FileNotFoundError:
+            return None
+        st = trash.stat()
+        if st.st_mtime > cutoff:
+            with contextlib.suppress(FileExistsError):  # a writer rewrote it meanwhile: equal bytes
+                os.link(trash, path)
+            trash.unlink()
+            return None
+        trash.unlink()
+        return st.st_size
+
+    def pruning_leftovers(self) -> Iterator[tuple[str, Path]]:
+        """(object id, path) of objects a crashed gc renamed aside and never unlinked."""
+        if self.dir.is_dir():
+            for trash in self.dir.glob(f"*/{_TRASH}*"):
+                oid = trash.parent.name + trash.name[len(_TRASH) :]
+                if is_object_id(oid):
+                    yield oid, trash
 
     def stray_temps(self) -> Iterator[Path]:
         """Temp files left by a crash mid-write (gc removes old ones)."""

@@ -8,6 +8,8 @@ could delete reachable data.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -175,15 +177,22 @@ def gc(
                 st = path.stat()
             except FileNotFoundError:
                 continue
-            if st.st_mtime > cutoff:
+            freed = st.st_size if st.st_mtime <= cutoff else None
+            if freed is not None and not dry_run:
+                freed = store.objects.prune(oid, cutoff)  # re-checks a writer's touch, race-free
+            if freed is None:
                 report.kept_young += 1
             else:
                 report.removed.append(oid)
-                report.freed_bytes += st.st_size
-                if not dry_run:
-                    store.objects.delete(oid)
+                report.freed_bytes += freed
             if progress:
                 progress(i + 1, len(candidates))
+        for oid, trash in store.objects.pruning_leftovers():  # a gc that crashed mid-prune
+            if not dry_run:
+                if oid in reachable:
+                    with contextlib.suppress(FileExistsError):
+                        os.link(trash, store.objects.path(oid))
+                trash.unlink(missing_ok=True)
         for tmp in store.objects.stray_temps():
             try:
                 old = tmp.stat().st_mtime < time.time() - 3600
