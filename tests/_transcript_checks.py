@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from pydantic_ai.messages import (
     ModelMessage,
     ModelMessagesTypeAdapter,
@@ -16,6 +17,8 @@ from pydantic_ai.messages import (
 from sessionstore.porcelain.transcripts import ImportedTranscript, export_pydantic_ai, read_transcript
 
 REALDATA = Path(__file__).parents[2] / "shared" / "realdata"
+if not REALDATA.is_dir():  # a clone outside the workspace: skip the importing modules, not crash them
+    pytest.skip(f"real data not found at {REALDATA}", allow_module_level=True)
 CODEMIE = REALDATA / "claude_code" / "codemie_session-3fe1b6bc.jsonl"
 SPOTTER = REALDATA / "claude_code" / "spotter_tool_heavy.jsonl"
 CODEX = next((REALDATA / "codex").glob("rollout-*.jsonl"))
