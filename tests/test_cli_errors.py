@@ -191,3 +191,19 @@ def test_memory_append_refuses_an_empty_summary(tmp_path: Path) -> None:
     result = run(tmp_path / "store", "memory", "append", "fix-auth", "  ", "--file", str(memory))
     assert_refused(result, "SUMMARY is empty")
     assert memory.read_text() == "# Project memory\n\n## Session notes\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "where"),
+    [
+        (["log", "fix-auth", "-n"], "session log --help"),
+        (["--store", "x", "compact", "y", "--focus"], "session compact --help"),
+        (["memory", "squash", "--max-lines"], "session memory squash --help"),
+        (["--store"], "session --help"),
+    ],
+)
+def test_a_missing_option_value_points_at_the_commands_help(args: list[str], where: str) -> None:
+    done = _session(*args)
+    assert done.returncode == EXIT_ERROR
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "requires an argument" in lines[0] and lines[0].endswith(f"(see `{where}`)")

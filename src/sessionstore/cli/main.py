@@ -110,6 +110,19 @@ def cli(ctx: click.Context, store_path: str | None) -> None:
     ctx.obj["store_path"] = store_path
 
 
+def _command_path(argv: list[str]) -> str:
+    """`session CMD [SUB]` as named on the command line (click gives no context for a missing option
+    value), so the hint points at the help that documents the option."""
+    words = [w for i, w in enumerate(argv) if not w.startswith("-") and (i == 0 or argv[i - 1] != "--store")]
+    if not words or words[0] not in COMMANDS:
+        return "session"
+    group = cli.get_command(click.Context(cli), words[0])
+    path = ["session", words[0]]
+    if len(words) > 1 and isinstance(group, click.Group) and words[1] in group.commands:
+        path.append(words[1])
+    return " ".join(path)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: click's usage errors, too, become one line and exit 2."""
     if os.environ.get("NO_COLOR"):
@@ -120,7 +133,7 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(err.ctx.get_help() if err.ctx else err.format_message(), err=True)  # not an error line
         sys.exit(EXIT_ERROR)
     except click.UsageError as err:
-        where = err.ctx.command_path if err.ctx else "session"
+        where = err.ctx.command_path if err.ctx else _command_path(sys.argv[1:] if argv is None else argv)
         click.echo(f"session: {err.format_message()} (see `{where} --help`)", err=True)
         sys.exit(EXIT_ERROR)
     except click.ClickException as err:
