@@ -207,3 +207,15 @@ def test_a_missing_option_value_points_at_the_commands_help(args: list[str], whe
     assert done.returncode == EXIT_ERROR
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "requires an argument" in lines[0] and lines[0].endswith(f"(see `{where}`)")
+
+
+def test_dash_means_stdout_for_export_and_is_explained_for_import(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    monkeypatch.chdir(tmp_path)  # where a file named "-" would appear
+    result = run(root, "export", "fix-auth", "-o", "-")
+    assert result.exit_code == 0 and len(json.loads(result.stdout)) == 16
+    assert not Path("-").exists()
+    assert_refused(run(root, "import", "-", "--as", "piped"), "give /dev/stdin")

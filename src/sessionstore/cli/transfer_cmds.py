@@ -40,6 +40,8 @@ def import_cmd(ctx: click.Context, file: Path | None, fmt: str, name: str | None
     source = EXAMPLE if example else file
     if source is None or (example and file is not None):
         raise fail("give a transcript FILE to import, or --example for the bundled one (not both)")
+    if str(source) == "-" and not source.exists():
+        raise fail("'-' is not a file: to import from stdin, give /dev/stdin (and --as NAME)")
     store = open_store(ctx)
     if name is not None:
         check_name(name)  # refuse a bad --as before reading a possibly large file
@@ -83,7 +85,7 @@ def export_cmd(ctx: click.Context, rev: str, fmt: str, output: Path | None) -> N
     store = open_store(ctx)
     commit = store.resolve(rev)
     data = export_pydantic_ai(messages_at(store, commit))
-    if output is None:
+    if output is None or str(output) == "-":  # `-o -` is stdout, by the usual convention
         stdout_bytes(data)
         return
     if not output.name or output.name in (".", ".."):
