@@ -110,8 +110,9 @@ def test_progress_reports_each_step(store: SessionStore) -> None:
 def test_an_existing_name_is_refused_and_nothing_written(store: SessionStore) -> None:
     store.session("taken").append(sample_turns()[0])
     before = snapshot(store.root)
-    with pytest.raises(SessionStoreError, match="'taken' already exists: import with --as"):
+    with pytest.raises(SessionStoreError, match="'taken' already exists: import with --as") as err:
         import_transcript(store, read_transcript(EXAMPLE), "taken")
+    assert "fork" not in str(err.value)  # forking the existing session would not make room for the import
     assert snapshot(store.root) == before
 
 

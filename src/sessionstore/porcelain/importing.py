@@ -46,8 +46,8 @@ def import_transcript(
     with store.lock(name):
         if store.exists(name):
             raise SessionStoreError(
-                f"session {name!r} already exists: import with --as NEW_NAME, or "
-                f"`session fork {name} NEW_NAME` to keep both"
+                f"session {name!r} already exists: import with --as NEW_NAME (nothing was written; "
+                f"`session log {name}` shows what {name!r} holds)"
             )
         _discard(store, name)  # refs an interrupted import left without their log: never valid
         session = Session(store, name)
