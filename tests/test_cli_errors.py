@@ -74,7 +74,7 @@ def test_a_full_disk_on_stdout_is_one_line(root: Path) -> None:
         done = _session("--store", str(root), "log", "fix-auth", stdout=full)
     assert done.returncode == EXIT_ERROR
     assert done.stderr.strip().splitlines() == [
-        "session: cannot write the output: No space left on device; check the disk or the pipe it goes to"
+        "session: cannot write: No space left on device; check free disk space and where the output goes"
     ]
 
 

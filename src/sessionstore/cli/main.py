@@ -73,11 +73,12 @@ class _Group(click.Group):
 def describe_os_error(err: OSError) -> str:
     """`err` as one line naming the path (its directory, for one of our temp files) and what to check."""
     reason = err.strerror or str(err) or type(err).__name__
-    if err.filename is None:
-        return f"cannot write the output: {reason}; check the disk or the pipe it goes to"
+    if not isinstance(err.filename, str | bytes):  # a write to a descriptor: stdout, or a store file
+        return f"cannot write: {reason}; check free disk space and where the output goes"
     path = os.fsdecode(err.filename)
     if os.path.basename(path).startswith(".tmp-"):  # a temp file of a durable write: name its target
-        path = os.fsdecode(err.filename2) if err.filename2 is not None else os.path.dirname(path) or "."
+        target = err.filename2
+        path = os.fsdecode(target) if isinstance(target, str | bytes) else os.path.dirname(path) or "."
     return f"cannot write or read {path}: {reason}; check its permissions and free space"
 
 
