@@ -269,3 +269,21 @@ def test_sessions_ending_at_once_both_keep_their_memory_bullet(
         t.join()
     text = store.memory_path.read_text()
     assert " alpha: " in text and " beta: " in text
+
+
+def test_an_unwritable_checkpoint_ref_says_the_compaction_is_saved(
+    store: SessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = store.session("c")
+    session.append(tagged_turn(0, 0))
+
+    def refused(*args: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(store.refs, "create", refused)
+        with store.lock("c"), pytest.raises(SessionStoreError, match="is saved, but checkpoints/c/1") as err:
+            session._checkpoint_locked([ModelRequest(parts=[UserPromptPart("s1")])], tier=2)
+    assert "fsck --repair" in str(err.value) and "\n" not in str(err.value)
+    assert store.session("c").head.kind == "compaction"  # acknowledged: the message must not say "nothing"
+    assert not store.fsck().ok and store.fsck(repair=True).repaired and store.fsck().ok

@@ -331,7 +331,14 @@ class Session:
         k = len(done) + 1
         fields = {**(extra or {}), "blobs": [oid], "sizes": sizes, "tier": tier, "checkpoint": k}
         commit = self._commit("compaction", blob=oid, added=new, added_sizes=sizes, extra=fields, reset=new)
-        self.store.refs.create(self.name, k, commit.id, commit.offset)
+        try:
+            self.store.refs.create(self.name, k, commit.id, commit.offset)
+        except OSError as err:  # the commit is acknowledged; the ref is derivable from it
+            ref = f"checkpoints/{self.name}/{k}"
+            raise SessionStoreError(
+                f"compaction {commit.id[:7]} is saved, but {ref} could not be written "
+                f"({err.strerror or err}): fix the store's permissions, then run `session fsck --repair`"
+            ) from None
         return commit
 
     def checkout(self, rev: str) -> Commit:
