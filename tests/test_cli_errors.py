@@ -219,3 +219,21 @@ def test_dash_means_stdout_for_export_and_is_explained_for_import(
     assert result.exit_code == 0 and len(json.loads(result.stdout)) == 16
     assert not Path("-").exists()
     assert_refused(run(root, "import", "-", "--as", "piped"), "give /dev/stdin")
+
+
+def test_a_store_path_that_is_a_file_names_where_it_was_set(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("x")
+    flag = _session("--store", str(tmp_path / "afile"), "list")
+    assert flag.returncode == EXIT_ERROR and "Invalid value for '--store'" in flag.stderr
+    env = subprocess.run(
+        [sys.executable, "-c", "from sessionstore.cli.main import main; main()", "list"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "SESSIONSTORE_DIR": str(tmp_path / "afile")},
+    )
+    assert env.returncode == EXIT_ERROR
+    assert env.stderr.strip().splitlines() == [
+        f"session: Invalid value for SESSIONSTORE_DIR: {tmp_path / 'afile'} is a file, not a store directory "
+        "(see `session --help`)"
+    ]

@@ -95,7 +95,7 @@ def _silence_stdout() -> None:
 @click.option(
     "--store",
     "store_path",
-    type=click.Path(file_okay=False, path_type=str),
+    type=click.Path(path_type=str),
     envvar="SESSIONSTORE_DIR",
     help="Store directory (default: .sessions at the git top level, else in the current directory).",
 )
@@ -103,10 +103,12 @@ def _silence_stdout() -> None:
 @click.pass_context
 def cli(ctx: click.Context, store_path: str | None) -> None:
     """Git-style, file-backed memory for pydantic-ai agents."""
+    from_env = ctx.get_parameter_source("store_path") is click.core.ParameterSource.ENVIRONMENT
+    hint = "SESSIONSTORE_DIR" if from_env else "'--store'"  # name what the user actually set
     if store_path == "":  # else Path("") is the cwd, and the errors would name a confusing "."
-        raise click.BadParameter(
-            "is empty: give the store directory, or leave it out", param_hint="'--store'"
-        )
+        raise click.BadParameter("is empty: give the store directory, or leave it out", param_hint=hint)
+    if store_path is not None and os.path.exists(store_path) and not os.path.isdir(store_path):
+        raise click.BadParameter(f"{store_path} is a file, not a store directory", param_hint=hint)
     ctx.ensure_object(dict)
     ctx.obj["store_path"] = store_path
 
