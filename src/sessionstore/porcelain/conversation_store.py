@@ -43,8 +43,8 @@ instance serializes them, and the file lock serializes writers across threads an
 
 `read_history` is overridden: one walk of the in-memory index, each blob read once, one validation.
 Records round-trip through pydantic's JSON (values under `Any`, such as deferred-call metadata, come
-back as their JSON form). Don't write to a conversation's session with `Session.append`/`checkout`:
-its next read refuses the foreign commit.
+back as their JSON form). `Session.append`/`compact`/`checkout` refuse a conversation's session; a
+foreign commit written behind both APIs' backs is refused on the next read.
 """
 
 from __future__ import annotations
