@@ -16,7 +16,6 @@ estimate decides when compaction fires, and firing late is the failure that matt
 
 from __future__ import annotations
 
-import json
 import math
 import threading
 import warnings
@@ -108,6 +107,8 @@ def _json_text(value: Any) -> str:
         return orjson.dumps(value, default=_json_default, option=orjson.OPT_NON_STR_KEYS).decode()
     except orjson.JSONEncodeError:
         # orjson refuses integers beyond 64 bits (tool arguments may hold them): the stdlib does not
+        import json
+
         return json.dumps(value, default=_json_default, ensure_ascii=False, separators=(",", ":"))
 
 

@@ -7,7 +7,6 @@ in the time it takes to import click.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -80,7 +79,7 @@ def emit(lines: Iterable[str]) -> None:
     """Print lines; through a pager when stdout is a terminal and they do not fit on one screen."""
     out = list(lines)
     stdout = sys.stdout
-    if is_terminal(stdout) and len(out) > shutil.get_terminal_size().lines - 1:
+    if is_terminal(stdout) and len(out) > os.get_terminal_size(stdout.fileno()).lines - 1:
         click.echo_via_pager("\n".join(out) + "\n", color=colour_enabled(stdout))
         return
     if out:  # one write: thousands of echo calls cost more than the command's own work

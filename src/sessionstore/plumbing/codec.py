@@ -9,7 +9,6 @@ read-only commands never pay for it.
 from __future__ import annotations
 
 import gc
-import json
 from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -46,6 +45,8 @@ def _dumps(obj: dict[str, Any]) -> bytes:
     except TypeError:
         # orjson refuses integers beyond 64 bits, which tool arguments and results may hold; the
         # stdlib writes the same compact JSON for them (and escapes newlines just the same).
+        import json
+
         return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
 
 

@@ -11,10 +11,12 @@ import contextlib
 import hashlib
 import os
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 from ..errors import CorruptObjectError
 from .fsutil import fsync_dir, write_temp
@@ -26,6 +28,8 @@ _TRASH = ".gc-"
 
 @cache
 def _writer() -> ThreadPoolExecutor:
+    from concurrent.futures import ThreadPoolExecutor  # writers only: read-only commands skip it
+
     return ThreadPoolExecutor(max_workers=1, thread_name_prefix="sessionstore-blob")
 
 

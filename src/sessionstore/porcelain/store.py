@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -221,6 +220,8 @@ class SessionStore:
             yield
 
     def _unknown_session(self, name: str) -> SessionStoreError:
+        import difflib  # errors only: start-up stays lean
+
         close = difflib.get_close_matches(name, self.sessions(), n=3)
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ": see `session list`"
         return UnknownRevision(f"no session {name!r}{hint}")
