@@ -75,11 +75,17 @@ def painter(stream: IO[Any] | None = None) -> Painter:
     return Painter(colour_enabled(stream))
 
 
+def _screen_lines() -> int:
+    import shutil  # terminals only: piped output never pays for it
+
+    return shutil.get_terminal_size().lines
+
+
 def emit(lines: Iterable[str]) -> None:
     """Print lines; through a pager when stdout is a terminal and they do not fit on one screen."""
     out = list(lines)
     stdout = sys.stdout
-    if is_terminal(stdout) and len(out) > os.get_terminal_size(stdout.fileno()).lines - 1:
+    if is_terminal(stdout) and len(out) > _screen_lines() - 1:
         click.echo_via_pager("\n".join(out) + "\n", color=colour_enabled(stdout))
         return
     if out:  # one write: thousands of echo calls cost more than the command's own work
