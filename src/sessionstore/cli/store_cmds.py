@@ -13,7 +13,7 @@ import orjson
 
 from ..accounting.settings import Settings
 from ..errors import CorruptObjectError, NotAStoreError
-from ..porcelain.gauge import Gauge, commit_gauge
+from ..porcelain.gauge import Gauge, commit_gauges
 from ..porcelain.store import SessionInfo, SessionStore
 from .output import (
     Painter,
@@ -74,7 +74,7 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
     """List sessions: messages, context, checkpoints and when each last changed."""
     store = open_store(ctx)
     infos, damaged = _infos(store)
-    readings = [commit_gauge(info.head, store.settings) for info in infos]
+    readings = commit_gauges([info.head for info in infos], store.settings)
     if as_json:
         for info, reading in zip(infos, readings, strict=True):
             head = info.head

@@ -142,7 +142,11 @@ class Log:
 
     def __init__(self, logs_dir: Path, session: str) -> None:
         self.session = session
-        self.path = logs_dir / f"{session}.jsonl"
+        self._file = os.path.join(logs_dir, f"{session}.jsonl")  # `head` opens it: no Path needed
+
+    @property
+    def path(self) -> Path:
+        return Path(self._file)
 
     def exists(self) -> bool:
         return self.path.is_file()
@@ -204,7 +208,7 @@ class Log:
     def head(self) -> Commit | None:
         """The newest acknowledged commit (cheap: reads back from the end of the file only)."""
         try:
-            fd = os.open(self.path, os.O_RDONLY)
+            fd = os.open(self._file, os.O_RDONLY)
         except FileNotFoundError:
             return None
         try:  # one fstat and one pread: `session list` does this for every session

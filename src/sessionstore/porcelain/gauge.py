@@ -8,6 +8,7 @@ exactly when full compaction would. Imports nothing heavy: it runs in a shell pr
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -15,7 +16,7 @@ from ..accounting.settings import Settings
 from ..accounting.thresholds import Levels, levels, over_threshold, window_for_capacity
 from ..plumbing.logs import Commit
 
-__all__ = ["GLYPHS", "Gauge", "commit_gauge", "format_gauge", "format_tokens", "gauge"]
+__all__ = ["GLYPHS", "Gauge", "commit_gauge", "commit_gauges", "format_gauge", "format_tokens", "gauge"]
 
 GLYPHS = ("○", "◔", "◑", "◕", "●")
 """Fill glyphs for 0, 1/4, 1/2, 3/4 and a full window: the glyph shown is the nearest quarter."""
@@ -119,6 +120,17 @@ def commit_gauge(commit: Commit | None, settings: Settings) -> Gauge:
     capped by `context_window_tokens`, exactly as the triggers resolve it. After a reset point (no
     measurement yet) the local estimate stands in, as it does for the triggers.
     """
-    window = window_for_capacity(commit.extra.get("capacity") if commit else None, settings)
-    used = commit.extra.get("measured", commit.tokens) if commit else 0
-    return gauge(used, window, levels(window, settings))
+    return commit_gauges([commit], settings)[0]
+
+
+def commit_gauges(commits: Sequence[Commit | None], settings: Settings) -> list[Gauge]:
+    """`commit_gauge` of many heads (`session list`), resolving the levels once per distinct window."""
+    by_window: dict[int, Levels] = {}
+    out = []
+    for commit in commits:
+        window = window_for_capacity(commit.extra.get("capacity") if commit else None, settings)
+        if window not in by_window:
+            by_window[window] = levels(window, settings)
+        used = commit.extra.get("measured", commit.tokens) if commit else 0
+        out.append(gauge(used, window, by_window[window]))
+    return out
