@@ -68,8 +68,8 @@ SCRIPT = [
     Step("Read models.py and store.py. We must never change the public API of Inventory.",
          [("read_file", {"path": "inventory/models.py"}), ("read_file", {"path": "inventory/store.py"})],
          "Inventory keeps items in a dict keyed by sku; I will keep its public API unchanged."),
-    Step("Find every TODO in the package.", [("run", {"command": "grep -rn TODO inventory"})],
-         "There are TODOs in every module; the store's restock path is the riskiest."),
+    Step("Find every unchecked sku in the package.", [("run", {"command": "grep -rn UNCHECKED inventory"})],
+         "Every module has unchecked skus; the store's restock path is the riskiest."),
     Step("Read api.py and pricing.py, then run the test suite.",
          [("read_file", {"path": "inventory/api.py"}), ("read_file", {"path": "inventory/pricing.py"}),
           ("run", {"command": "python -m unittest discover -s tests"})],
@@ -109,7 +109,7 @@ def make_project(root: Path) -> None:
             body += [
                 f"def {name}_op_{i}(sku: str, quantity: int = {i}) -> Decimal:",
                 f'    """Operation {i} of {name}: adjust the stock of `sku` by `quantity`."""',
-                f"    # TODO: validate sku before use ({name}:{i})"
+                f"    # UNCHECKED: sku is not validated here ({name}:{i})"
                 if i % 7 == 0
                 else "    # checked by the caller",
                 f"    return Decimal(quantity) * Decimal('{i}.{n}5')",
