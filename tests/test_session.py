@@ -208,7 +208,8 @@ def test_checkpoint_numbers_follow_the_log_and_restore_missing_refs(store: Sessi
     session.append(tagged_turn(0, 0))
     with store.lock("c"):
         one = session._checkpoint_locked([ModelRequest(parts=[UserPromptPart("s1")])], tier=2)
-    (store.refs.dir / "c" / "1").unlink()  # a crash between the log line and the ref
+    (store.refs.dir / "c" / "1").unlink()  # a crash between the log line and the ref...
+    session = store.session("c")  # ...so the next compaction comes from a freshly opened session
     summary = [ModelRequest(parts=[UserPromptPart("s2")])]
     with store.lock("c"):
         two = session._checkpoint_locked(summary, tier=3, extra={"x": 1})
@@ -287,3 +288,26 @@ def test_an_unwritable_checkpoint_ref_says_the_compaction_is_saved(
     assert "fsck --repair" in str(err.value) and "\n" not in str(err.value)
     assert store.session("c").head.kind == "compaction"  # acknowledged: the message must not say "nothing"
     assert not store.fsck().ok and store.fsck(repair=True).repaired and store.fsck().ok
+
+
+def test_successive_compactions_scan_the_log_once(store: SessionStore, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Numbering checkpoints must not re-read the whole log per compaction (imports hold many)."""
+    from sessionstore.plumbing.logs import Log
+
+    session = store.session("c")
+    full_scans = 0
+    real_scan = Log.scan
+
+    def counting(self, *, since_reset, end=None):  # type: ignore[no-untyped-def]
+        nonlocal full_scans
+        full_scans += not since_reset
+        return real_scan(self, since_reset=since_reset, end=end)
+
+    monkeypatch.setattr(Log, "scan", counting)
+    with store.lock("c"):
+        for i in range(5):
+            session._append_locked(tagged_turn(0, i), usage=None, kind="import")
+            session._checkpoint_locked([ModelRequest(parts=[UserPromptPart(f"s{i}")])], tier=2)
+    assert full_scans == 1
+    assert [r.k for r in store.refs.list("c")] == [1, 2, 3, 4, 5]
+    assert store.fsck().ok

@@ -54,6 +54,7 @@ class Session:
         blobs, sizes = _state(commits)
         self._history: list[ModelMessage] = self.store.objects.load(blobs, codec.decode)
         self._sizes: list[int] = sizes
+        self._compactions: int | None = None  # compaction commits in the log: counted when first needed
         if self._head and not (len(self._history) == len(sizes) == self._head.count):
             raise CorruptLogError(
                 f"session {self.name!r} replays to {len(self._history)} messages but its head says "
@@ -318,22 +319,28 @@ class Session:
         """Persist `messages` as the new whole history: a compaction commit plus its checkpoint ref.
 
         The checkpoint number is derived from the log (compaction commits so far + 1), and refs the log
-        implies but a crash left uncreated are recreated first, so numbering never collides.
+        implies but a crash left uncreated are recreated first, so numbering never collides. The log is
+        scanned once per loaded session; later compactions count on from there (every commit of this
+        object passed the stale-head check, so its count stays the log's).
         """
         new = check_messages(messages)
         sizes = sizes if sizes is not None else estimate_messages(new)
         oid = self.store.objects.write(codec.encode(new))
-        done = [c for c in self._log.scan(since_reset=False)[0] if c.kind == "compaction"]
-        have = {r.k for r in self.store.refs.list(self.name)}
-        for k, c in enumerate(done, start=1):
-            if k not in have:
-                self.store.refs.create(self.name, k, c.id, c.offset)
-        k = len(done) + 1
+        if self._compactions is None:
+            done = [c for c in self._log.scan(since_reset=False)[0] if c.kind == "compaction"]
+            have = {r.k for r in self.store.refs.list(self.name)}
+            for n, c in enumerate(done, start=1):
+                if n not in have:
+                    self.store.refs.create(self.name, n, c.id, c.offset)
+            self._compactions = len(done)
+        k = self._compactions + 1
         fields = {**(extra or {}), "blobs": [oid], "sizes": sizes, "tier": tier, "checkpoint": k}
         commit = self._commit("compaction", blob=oid, added=new, added_sizes=sizes, extra=fields, reset=new)
+        self._compactions = k
         try:
             self.store.refs.create(self.name, k, commit.id, commit.offset)
         except OSError as err:  # the commit is acknowledged; the ref is derivable from it
+            self._compactions = None  # the next compaction rescans the log and recreates it
             ref = f"checkpoints/{self.name}/{k}"
             raise SessionStoreError(
                 f"compaction {commit.id[:7]} is saved, but {ref} could not be written "
