@@ -205,6 +205,6 @@ def run_demo(
             tiers = "".join(
                 f"  [tier {e.tier}: {e.tokens_before:,} -> {e.tokens_after:,} tok]" for e in fired
             )
-            micro = " [tier 1 view]" if len(session.view()) and session.view() != session.history else ""
+            micro = " [tier 1 view]" if session.view() != session.history else ""  # what turn n+1 sends
             echo(f"turn {n:2d} {reading}{micro}{tiers}")
     return session
