@@ -40,8 +40,8 @@ from pydantic_ai.conversation_store import ConversationStore, InMemoryConversati
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 
 from sessionstore.accounting.tokens import estimate_messages
+from sessionstore.integrations.conversation_store import FileConversationStore
 from sessionstore.plumbing import codec, fsutil
-from sessionstore.porcelain.conversation_store import FileConversationStore
 
 LAST = 20
 """Turns saved one by one at the end, on the full-size conversation."""
@@ -306,8 +306,8 @@ def verdict(rows: dict[str, tuple[float | None, float, float]], durable: list[st
 
 def phases(work: Path, turns: list[list[ModelMessage]]) -> list[str]:
     """Where a FileConversationStore save spends its time (one pass of 200 turns, wrapped functions)."""
+    from sessionstore.integrations import conversation_store as cs
     from sessionstore.plumbing import logs, objects
-    from sessionstore.porcelain import conversation_store as cs
 
     targets = [
         (cs.codec, "encode", "encode messages (pydantic dump + orjson)"),

@@ -16,7 +16,7 @@ from bench_micro import REPO, TRANSCRIPT, history_text, interleaved, write_secti
 from sessionstore.accounting.settings import Settings
 from sessionstore.accounting.tokens import count_text, estimate_messages
 from sessionstore.compaction.full import full_compact
-from sessionstore.porcelain.transcripts import read_transcript
+from sessionstore.formats.transcripts import read_transcript
 
 HEADING = "## Compaction tier 2, extractive (issue 4)"
 WINDOWS = (32_000, 128_000, 200_000)

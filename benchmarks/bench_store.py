@@ -29,11 +29,11 @@ from common import REALDATA, fmt_time, interleaved, machine_line, ratio
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest, UserPromptPart
 
 from sessionstore.accounting.tokens import estimate_messages
+from sessionstore.formats.transcripts import read_transcript
 from sessionstore.plumbing import codec, fsutil, logs, objects
 from sessionstore.plumbing.objects import hash_bytes
 from sessionstore.porcelain import session as session_mod
 from sessionstore.porcelain.store import SessionStore
-from sessionstore.porcelain.transcripts import read_transcript
 
 TRANSCRIPT = REALDATA / "claude_code" / "codemie_session-3fe1b6bc.jsonl"
 SESSION_BIN = Path(sys.executable).with_name("session")

@@ -17,9 +17,11 @@ RANKS = {
     "plumbing": 1,
     "accounting": 2,
     "compaction": 3,
+    "formats": 3,
     "memory": 4,
     "porcelain": 5,
-    "cli": 6,
+    "integrations": 6,
+    "cli": 7,
 }
 
 

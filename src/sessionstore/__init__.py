@@ -29,8 +29,8 @@ from .errors import (
 
 if TYPE_CHECKING:
     from .accounting.settings import Settings
+    from .integrations.conversation_store import FileConversationStore
     from .plumbing.logs import Commit
-    from .porcelain.conversation_store import FileConversationStore
     from .porcelain.session import Session
     from .porcelain.store import SessionStore
 
@@ -39,7 +39,7 @@ _LAZY = {
     "Session": "sessionstore.porcelain.session",
     "Commit": "sessionstore.plumbing.logs",
     "Settings": "sessionstore.accounting.settings",
-    "FileConversationStore": "sessionstore.porcelain.conversation_store",
+    "FileConversationStore": "sessionstore.integrations.conversation_store",
 }
 
 __all__ = [

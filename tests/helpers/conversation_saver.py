@@ -17,7 +17,7 @@ from pydantic_ai.conversation import Conversation
 from pydantic_ai.conversation_store import ConversationConflict
 
 from helpers.conversations import run_turn
-from sessionstore.porcelain.conversation_store import FileConversationStore
+from sessionstore.integrations.conversation_store import FileConversationStore
 
 
 async def race(root: str, cid: str) -> None:

@@ -58,7 +58,7 @@ def demo_cmd(ctx: click.Context, name: str | None) -> None:
     tools really read a generated project and run commands in it. Writes to the store (created if
     missing), prints the gauge after every turn and `session log --oneline` at the end.
     """
-    from ..porcelain.demo import run_demo
+    from ..cli.demo import run_demo
 
     path = store_path(ctx)
     session = run_demo(Path(path) if path else None, click.echo, color=colour_enabled(), name=name)

@@ -33,9 +33,9 @@ EXPORT_FORMATS = ("pydantic-ai",)
 @click.pass_context
 def import_cmd(ctx: click.Context, file: Path | None, fmt: str, name: str | None, example: bool) -> None:
     """Import a transcript FILE (pydantic-ai JSON, Claude Code or Codex JSONL) as a new session."""
+    from ..formats.transcripts import read_transcript
     from ..plumbing.names import check_name
     from ..porcelain.importing import import_transcript
-    from ..porcelain.transcripts import read_transcript
 
     source = EXAMPLE if example else file
     if source is None or (example and file is not None):
@@ -78,8 +78,8 @@ def import_cmd(ctx: click.Context, file: Path | None, fmt: str, name: str | None
 @click.pass_context
 def export_cmd(ctx: click.Context, rev: str, fmt: str, output: Path | None) -> None:
     """Export the conversation at REV; `session import` reads it back unchanged."""
+    from ..formats.transcripts import export_pydantic_ai
     from ..plumbing.fsutil import atomic_replace
-    from ..porcelain.transcripts import export_pydantic_ai
     from .history_cmds import messages_at
 
     store = open_store(ctx)

@@ -22,8 +22,8 @@ from ..plumbing.names import check_name
 from .session import Session
 
 if TYPE_CHECKING:
+    from ..formats.transcripts import ImportedTranscript
     from .store import SessionStore
-    from .transcripts import ImportedTranscript
 
 Progress = Callable[[int, int], None]
 

@@ -21,7 +21,7 @@ from pydantic_ai.messages import ModelRequest
 
 from helpers.conversations import run_turn
 from helpers.procs import spawn
-from sessionstore.porcelain.conversation_store import FileConversationStore, session_name
+from sessionstore.integrations.conversation_store import FileConversationStore, session_name
 
 KILLS = 12
 

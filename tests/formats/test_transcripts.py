@@ -26,7 +26,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.usage import RequestUsage
 
-from _transcript_checks import (
+from helpers.transcript_checks import (
     CODEMIE,
     CODEX,
     REALDATA,
@@ -36,7 +36,7 @@ from _transcript_checks import (
     flat,
 )
 from sessionstore.errors import ImportFormatError
-from sessionstore.porcelain.transcripts import (
+from sessionstore.formats.transcripts import (
     detect_format,
     export_pydantic_ai,
     read_transcript,

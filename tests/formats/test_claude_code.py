@@ -20,7 +20,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from _transcript_checks import (
+from helpers.transcript_checks import (
     CODEMIE,
     SPOTTER,
     assert_export_roundtrip,
@@ -30,7 +30,7 @@ from _transcript_checks import (
     flat,
     returns_of,
 )
-from sessionstore.porcelain.transcripts import export_pydantic_ai, read_transcript, starts_turn
+from sessionstore.formats.transcripts import export_pydantic_ai, read_transcript, starts_turn
 
 
 def raw_lines(path: Path) -> list[dict[str, Any]]:

@@ -105,10 +105,10 @@ def _read_as(path: Path, text: str, fmt: str) -> ImportedTranscript:
         return ImportedTranscript(fmt, split_steps(messages), path, suggest_name(path))
     # Imported here, not at module level: both readers build on the helpers of this module.
     if fmt == "claude-code":
-        from sessionstore.porcelain.claude_code import read_claude_code
+        from sessionstore.formats.claude_code import read_claude_code
 
         return read_claude_code(path, text)
-    from sessionstore.porcelain.codex import read_codex
+    from sessionstore.formats.codex import read_codex
 
     return read_codex(path, text)
 

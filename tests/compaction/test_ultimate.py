@@ -132,7 +132,7 @@ REAL = [
 @pytest.mark.parametrize("name", REAL)
 def test_real_transcripts_full_then_ultimate_fit(realdata: Path, name: str, window: int) -> None:
     from sessionstore.compaction.full import full_compact
-    from sessionstore.porcelain.transcripts import read_transcript
+    from sessionstore.formats.transcripts import read_transcript
 
     history = [m for step in read_transcript(realdata / name).steps for m in step.messages]
     sizes = estimate_messages(history)

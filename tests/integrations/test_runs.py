@@ -19,7 +19,7 @@ from sessionstore import SessionStore, Settings
 from sessionstore.accounting import tokens
 from sessionstore.compaction.micro import ELIDED
 from sessionstore.compaction.skeleton import SKELETON, validate_summary
-from sessionstore.porcelain.runs import SessionCapability, run_turn, run_turn_async
+from sessionstore.integrations.runs import SessionCapability, run_turn, run_turn_async
 
 
 class Script:

@@ -25,7 +25,7 @@ from pydantic_ai.capabilities import AbstractCapability
 from ..accounting.thresholds import over_threshold
 from ..accounting.tokens import estimate_message, estimate_messages
 from ..compaction.micro import microcompact
-from . import cascade
+from ..porcelain import cascade
 
 if TYPE_CHECKING:
     from pydantic_ai import Agent
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from pydantic_ai.run import AgentRunResult
     from pydantic_ai.tools import RunContext
 
-    from .session import Session
+    from ..porcelain.session import Session
 
 
 def request_view(

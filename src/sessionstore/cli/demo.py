@@ -29,10 +29,10 @@ from ..accounting.settings import Settings
 from ..accounting.tokens import estimate_message
 from ..compaction.events import CompactionEvent
 from ..errors import SessionStoreError
-from .gauge import format_gauge, gauge
-from .runs import run_turn
-from .session import Session
-from .store import SessionStore
+from ..integrations.runs import run_turn
+from ..porcelain.gauge import format_gauge, gauge
+from ..porcelain.session import Session
+from ..porcelain.store import SessionStore
 
 DEMO_WINDOW = 16_000
 """The scripted model's context window, declared in its pydantic-ai profile: each turn records it, so
@@ -198,7 +198,7 @@ def run_demo(
         for n, step in enumerate(SCRIPT, start=1):
             fired.clear()
             run_turn(session, agent, step.prompt)
-            from . import cascade
+            from ..porcelain import cascade
 
             window, lv = cascade.session_levels(session)
             reading = format_gauge(gauge(session.measurement.tokens, window, lv), color=color)

@@ -14,7 +14,7 @@ from sessionstore.errors import MemoryFileError
 from sessionstore.memory.document import headings, split_lines, template_text
 from sessionstore.memory.hooks import ensure_union_merge, hook_script, init_memory, install_git_hook
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
 

@@ -15,7 +15,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from _transcript_checks import (
+from helpers.transcript_checks import (
     CODEX,
     assert_export_roundtrip,
     assert_pairs,
@@ -24,7 +24,7 @@ from _transcript_checks import (
     flat,
     returns_of,
 )
-from sessionstore.porcelain.transcripts import detect_format, read_transcript
+from sessionstore.formats.transcripts import detect_format, read_transcript
 
 
 def raw_items(path: Path, item_type: str) -> list[dict[str, Any]]:

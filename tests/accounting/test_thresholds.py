@@ -28,7 +28,7 @@ from sessionstore.accounting.thresholds import (
 from sessionstore.accounting.tokens import estimate_messages
 from sessionstore.errors import SettingsError
 
-SRC = Path(__file__).parents[1] / "src" / "sessionstore"
+SRC = Path(__file__).resolve().parents[2] / "src" / "sessionstore"
 
 
 @pytest.fixture(autouse=True)

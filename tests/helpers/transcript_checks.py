@@ -14,9 +14,9 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 
-from sessionstore.porcelain.transcripts import ImportedTranscript, export_pydantic_ai, read_transcript
+from sessionstore.formats.transcripts import ImportedTranscript, export_pydantic_ai, read_transcript
 
-REALDATA = Path(__file__).parents[2] / "shared" / "realdata"
+REALDATA = Path(__file__).resolve().parents[3] / "shared" / "realdata"
 if not REALDATA.is_dir():  # a clone outside the workspace: skip the importing modules, not crash them
     pytest.skip(f"real data not found at {REALDATA}", allow_module_level=True)
 CODEMIE = REALDATA / "claude_code" / "codemie_session-3fe1b6bc.jsonl"

@@ -28,7 +28,7 @@ from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ModelRequest, UserPromptPart
 
 from helpers.conversations import run_turn
-from sessionstore.porcelain.conversation_store import FileConversationStore, session_name
+from sessionstore.integrations.conversation_store import FileConversationStore, session_name
 
 IDS = ["alpha", "beta", "not a valid name/ü"]
 SCOPES = [None, "u1", "u2"]

@@ -22,7 +22,7 @@ from sessionstore.memory.document import (
     template_text,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 DOC = """# Memory
 

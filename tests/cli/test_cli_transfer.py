@@ -8,8 +8,8 @@ import pytest
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ToolCallPart, ToolReturnPart
 
 from helpers.cli import EXAMPLE, assert_refused, run, snapshot
+from sessionstore.formats.transcripts import read_transcript
 from sessionstore.porcelain.store import SessionStore
-from sessionstore.porcelain.transcripts import read_transcript
 
 
 @pytest.fixture

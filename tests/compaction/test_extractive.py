@@ -129,7 +129,7 @@ def test_bounded_on_huge_input() -> None:
 
 
 def test_largest_real_transcript(realdata: Path) -> None:
-    from sessionstore.porcelain.transcripts import read_transcript
+    from sessionstore.formats.transcripts import read_transcript
 
     transcript = read_transcript(realdata / "claude_code" / "codemie_session-3fe1b6bc.jsonl")
     messages = [m for step in transcript.steps for m in step.messages]

@@ -228,7 +228,7 @@ def test_repr_names_session_and_head(store: SessionStore) -> None:
 
 
 def test_a_real_transcript_replays_equal(store: SessionStore, realdata) -> None:
-    from sessionstore.porcelain.transcripts import read_transcript
+    from sessionstore.formats.transcripts import read_transcript
 
     steps = read_transcript(realdata / "claude_code" / "codemie_session-3fe1b6bc.jsonl").steps
     session = store.session("real")

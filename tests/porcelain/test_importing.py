@@ -22,10 +22,10 @@ from helpers.cli import EXAMPLE, snapshot
 from helpers.messages import sample_turns
 from sessionstore.accounting.settings import Settings
 from sessionstore.errors import InvalidSessionName, SessionStoreError
+from sessionstore.formats.transcripts import ImportedStep, ImportedTranscript, read_transcript, split_steps
 from sessionstore.porcelain.importing import import_transcript
 from sessionstore.porcelain.session import Session
 from sessionstore.porcelain.store import SessionStore
-from sessionstore.porcelain.transcripts import ImportedStep, ImportedTranscript, read_transcript, split_steps
 
 
 def _transcript(messages: list[ModelMessage], name: str = "imported") -> ImportedTranscript:

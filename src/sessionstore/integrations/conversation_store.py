@@ -70,6 +70,7 @@ from ..plumbing import codec
 from ..plumbing.fsutil import fsync_dir
 from ..plumbing.logs import make_line
 from ..plumbing.names import check_name
+from ..porcelain.store import SessionStore
 from .conversation_records import (
     AFTER,
     COUNTS,
@@ -81,7 +82,6 @@ from .conversation_records import (
     record_to_json,
     segments,
 )
-from .store import SessionStore
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage

@@ -23,11 +23,11 @@ from helpers.conversations import run_turn
 from helpers.messages import tagged_turn
 from sessionstore import FileConversationStore
 from sessionstore.errors import InvalidSessionName, SessionStoreError
+from sessionstore.integrations import conversation_records
+from sessionstore.integrations.conversation_records import ConversationLog
+from sessionstore.integrations.conversation_store import session_name
 from sessionstore.plumbing.logs import Log, make_line
 from sessionstore.plumbing.names import check_name
-from sessionstore.porcelain import conversation_records
-from sessionstore.porcelain.conversation_records import ConversationLog
-from sessionstore.porcelain.conversation_store import session_name
 
 
 def turns(

@@ -1,0 +1,1 @@
+"""Pure converters between transcript formats and pydantic-ai messages: no store, no CLI."""

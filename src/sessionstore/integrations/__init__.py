@@ -1,0 +1,1 @@
+"""pydantic-ai adapters over the porcelain: run_turn / SessionCapability and FileConversationStore."""
