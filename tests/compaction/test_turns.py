@@ -163,7 +163,7 @@ def long_loops(draw: st.DrawFn) -> tuple[list, list[int]]:
     for t in range(draw(st.integers(0, 2)) + 1):
         history.append(user(f"request {t}"))
         sizes.append(draw(st.integers(5, 50)))
-        for k in range(draw(st.integers(0 if t == 0 else 1, 12))):
+        for _ in range(draw(st.integers(0 if t == 0 else 1, 12))):
             calls = draw(st.integers(1, 3))
             history.append(
                 ModelResponse(
