@@ -153,7 +153,9 @@ class SessionCapability(AbstractCapability[Any]):
 
     async def after_run(self, ctx: RunContext[Any], *, result: AgentRunResult[Any]) -> AgentRunResult[Any]:
         run = self._run
-        rest = result.new_messages() if run.start is None else result.all_messages()[run.start + run.committed :]
+        rest = (
+            result.new_messages() if run.start is None else result.all_messages()[run.start + run.committed :]
+        )
         if rest:
             await asyncio.to_thread(self._commit, rest, result.usage)
         return result

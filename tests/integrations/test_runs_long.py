@@ -1,0 +1,101 @@
+"""Every request of a run fits (issue 10): one run, 30 tool calls of 1-8k tokens, a 16k window.
+
+The FunctionModel records the size of every request it receives (the project's estimator, on what it
+was actually handed after pydantic-ai merged the messages), so "fits" is checked on what was sent,
+not on what the capability believes it sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
+from pydantic_ai.messages import ModelRequest, ToolReturnPart, UserPromptPart
+
+from helpers.long_runs import LongRun, long_run_agent
+from sessionstore import SessionStore, Settings
+from sessionstore.compaction.events import CompactionEvent
+from sessionstore.compaction.turns import last_user_request, pairs_intact
+from sessionstore.integrations.runs import RunReport, SessionCapability, run_turn, run_turn_async
+
+WINDOW = 16_000
+PROMPT = "read every file under src/ and report what each one does"
+SIZES = [1_000 + (i * 977) % 7_000 for i in range(30)]  # 1,000 .. 7,999 tokens, all different
+
+
+def store_at(path: Path) -> SessionStore:
+    return SessionStore.open(path, settings=Settings(context_window_tokens=WINDOW))
+
+
+def check_run(store: SessionStore, name: str, body: LongRun, report: RunReport) -> None:
+    s = store.session(name)
+    assert len(body.sent) == len(body.output_tokens) + 1, "one request per tool call, plus the answer"
+    assert max(body.sent) <= WINDOW, f"a request of {max(body.sent)} tokens was sent to a {WINDOW} window"
+    assert len(report.requests) == len(body.sent) and report.peak <= WINDOW
+    for received in body.received:
+        assert pairs_intact(received), "every request sent keeps each tool call with its return"
+        request = received[last_user_request(received) or 0]
+        assert any(isinstance(p, UserPromptPart) and p.content == PROMPT for p in request.parts)
+    assert report.checkpoints > 0, "the loop crossed the full level: it checkpointed mid-run"
+    history = s.history
+    assert pairs_intact(history)
+    last = history[last_user_request(history) or 0]
+    assert isinstance(last, ModelRequest) and last.parts[-1].content == PROMPT, "the request stays verbatim"
+    assert history[-1].parts[-1].content == f"read {len(body.output_tokens)} files", "the answer is stored"
+    assert SessionStore.open(store.root).session(name).history == history, "replays from disk equal"
+
+
+def test_thirty_big_tool_calls_through_run_turn(tmp_path: Path) -> None:
+    store = store_at(tmp_path)
+    body, report = LongRun(SIZES), RunReport()
+    events: list[CompactionEvent] = []
+    s = store.session("sync")
+    s.subscribe(events.append)
+    run_turn(s, long_run_agent(body), PROMPT, report=report)
+    check_run(store, "sync", body, report)
+    assert {e.tier for e in events} >= {2}, "each mid-run checkpoint emitted its event"
+    # Without protection the same run would have sent the whole loop: several times the window.
+    assert sum(SIZES) > 5 * WINDOW
+
+
+def test_thirty_big_tool_calls_through_run_turn_async(tmp_path: Path) -> None:
+    store = store_at(tmp_path)
+    body, report = LongRun(SIZES), RunReport()
+    asyncio.run(run_turn_async(store.session("async"), long_run_agent(body), PROMPT, report=report))
+    check_run(store, "async", body, report)
+
+
+def test_thirty_big_tool_calls_through_the_capability(tmp_path: Path) -> None:
+    store = store_at(tmp_path)
+    s = store.session("cap")
+    run_turn(s, long_run_agent(LongRun([500])), "warm up")  # a session with history already
+    body = LongRun(SIZES)
+    capability = SessionCapability(s)
+    agent = long_run_agent(body)
+    result = agent.run_sync(PROMPT, message_history=s.history, capabilities=[capability])
+    check_run(store, "cap", body, capability.report)
+    # The run's own history stays whole (only what is sent shrinks); nothing was committed twice.
+    assert len(result.new_messages()) == 2 * len(SIZES) + 2
+    stored_returns = [p for m in s.history for p in m.parts if isinstance(p, ToolReturnPart)]
+    ids = [p.tool_call_id for p in stored_returns]
+    assert len(ids) == len(set(ids)), "no tool return is stored twice"
+
+
+@hsettings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(st.integers(50, 9_000), min_size=1, max_size=12),
+    st.integers(200, 2_000),
+)
+def test_any_loop_fits(tmp_path_factory: pytest.TempPathFactory, outputs: list[int], reasoning: int) -> None:
+    store = store_at(tmp_path_factory.mktemp("any"))
+    body, report = LongRun(outputs, reasoning_tokens=reasoning), RunReport()
+    s = store.session("any")
+    run_turn(s, long_run_agent(body), PROMPT, report=report)
+    assert max(body.sent) <= WINDOW and all(pairs_intact(m) for m in body.received)
+    assert len(body.sent) == len(outputs) + 1
+    assert SessionStore.open(store.root).session("any").history == s.history
+    assert s.history[last_user_request(s.history) or 0].parts[-1].content == PROMPT
