@@ -145,10 +145,10 @@ class SessionCapability(AbstractCapability[Any]):
         )
         if shaped.messages is not None:
             request_context.messages = shaped.messages
+        self._emit(shaped.events)  # before the record: a listener sees which request it belongs to
         self.report.requests.append(
             RequestRecord(shaped.tokens, shaped.measured, window, max(tier, shaped.tier))
         )
-        self._emit(shaped.events)
         return request_context
 
     async def after_run(self, ctx: RunContext[Any], *, result: AgentRunResult[Any]) -> AgentRunResult[Any]:
@@ -156,8 +156,8 @@ class SessionCapability(AbstractCapability[Any]):
         rest = (
             result.new_messages() if run.start is None else result.all_messages()[run.start + run.committed :]
         )
-        if rest:
-            await asyncio.to_thread(self._commit, rest, result.usage)
+        if rest:  # the last commit of the run runs the cascade, as every turn between runs does
+            await asyncio.to_thread(self._commit, rest, result.usage, compact=True)
         return result
 
     async def on_run_error(self, ctx: RunContext[Any], *, error: BaseException) -> AgentRunResult[Any]:
@@ -175,12 +175,13 @@ class SessionCapability(AbstractCapability[Any]):
                 "session.reload() and run again; no model request was made"
             )
 
-    def _commit(self, messages: Sequence[ModelMessage], usage: Any) -> None:
-        """Commit the run's next messages as a turn (its usage: what the run spent since the last one)."""
+    def _commit(self, messages: Sequence[ModelMessage], usage: Any, *, compact: bool = False) -> None:
+        """Commit the run's next messages as a turn (its usage: what the run spent since the last one).
+        Steps commit with `compact=False`: the next request's own check decides, on what it sends."""
         now = _usage_fields(usage)
         delta = _subtract(now, self._run.usage)
         try:
-            self.session.append(list(messages), usage=delta or None, compact=False)
+            self.session.append(list(messages), usage=delta or None, compact=compact)
         except StaleSessionError as err:
             fork = self._save_as_fork(messages, delta)
             raise StaleSessionError(
