@@ -99,3 +99,54 @@ def test_any_loop_fits(tmp_path_factory: pytest.TempPathFactory, outputs: list[i
     assert len(body.sent) == len(outputs) + 1
     assert SessionStore.open(store.root).session("any").history == s.history
     assert s.history[last_user_request(s.history) or 0].parts[-1].content == PROMPT
+
+
+def test_a_tool_output_bigger_than_the_window_is_never_sent_whole(tmp_path: Path) -> None:
+    store = store_at(tmp_path)
+    body, report = LongRun([2_000, 30_000, 1_000]), RunReport()
+    s = store.session("huge")
+    run_turn(s, long_run_agent(body), PROMPT, report=report)
+    assert max(body.sent) <= WINDOW and report.checkpoints >= 1
+    assert [r.tier for r in report.requests][2] == 2, "the request after the 30k output checkpointed first"
+    assert pairs_intact(s.history) and s.history[-1].parts[-1].content == "read 3 files"
+
+
+def test_stored_messages_are_never_re_tokenized_by_a_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 16 item 0: pydantic-ai merges [summary, user request] into one request before sending;
+    the run measures from the stored sizes, so a reopened session's messages are not tokenized again."""
+    from sessionstore.accounting import tokens
+
+    store = store_at(tmp_path)
+    s = store.session("big")
+    for i in range(8):
+        run_turn(s, long_run_agent(LongRun([900, 700], reasoning_tokens=300)), f"task {i}")
+    assert s.log()[-1].kind == "turn" and any(c.kind == "compaction" for c in s.log()), "merge case present"
+    s = store_at(tmp_path).session("big")  # reopened: sizes come from the log
+    before = s.measurement.tokens
+    counted: list[object] = []
+    in_model = [False]  # the model's own count of what it received is not the run's work
+    real = tokens.estimate_part
+
+    def counting(part: object) -> int:
+        if not in_model[0]:
+            counted.append(part)
+        return real(part)
+
+    monkeypatch.setattr(tokens, "estimate_part", counting)
+
+    class Model(LongRun):
+        def __call__(self, messages: list, info: object) -> object:  # type: ignore[override]
+            in_model[0] = True
+            try:
+                return super().__call__(messages, info)  # type: ignore[arg-type]
+            finally:
+                in_model[0] = False
+
+    report = RunReport()
+    result = run_turn(s, long_run_agent(Model([], reasoning_tokens=300)), "one more", report=report)
+    new_parts = sum(len(m.parts) for m in result.new_messages())
+    assert len(counted) <= 2 * new_parts, "only the run's own messages are tokenized (view + commit)"
+    prompt = tokens.estimate_message(result.new_messages()[0])
+    assert report.requests[0].measured == before + prompt, "the measurement reuses the stored sizes exactly"
