@@ -150,3 +150,24 @@ def test_stored_messages_are_never_re_tokenized_by_a_run(
     assert len(counted) <= 2 * new_parts, "only the run's own messages are tokenized (view + commit)"
     prompt = tokens.estimate_message(result.new_messages()[0])
     assert report.requests[0].measured == before + prompt, "the measurement reuses the stored sizes exactly"
+
+
+def test_a_failed_mid_run_summary_still_sends_nothing_over_the_window(tmp_path: Path) -> None:
+    """The summary model is down: no checkpoint can be written, so tier 3 shapes what is sent
+    (request only) and the log keeps every step whole."""
+    from pydantic_ai.messages import ModelMessage, ModelResponse
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    def down(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise RuntimeError("summary model unavailable")
+
+    store = store_at(tmp_path)
+    store.summarizer = FunctionModel(down)
+    body, report = LongRun(SIZES[:8]), RunReport()
+    s = store.session("down")
+    with pytest.warns(UserWarning, match="mid-run compaction failed"):
+        run_turn(s, long_run_agent(body), PROMPT, report=report)
+    assert max(body.sent) <= WINDOW and all(pairs_intact(m) for m in body.received)
+    assert report.checkpoints == 0 and 3 in {r.tier for r in report.requests}
+    assert not any(c.kind == "compaction" for c in s.log()), "nothing was summarized"
+    assert len(s.history) == 2 * 8 + 2, "every step is stored whole"

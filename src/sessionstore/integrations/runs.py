@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -135,9 +136,9 @@ class SessionCapability(AbstractCapability[Any]):
         if settings.compaction_enabled and over_threshold(
             self.session.measurement.tokens + sum(pending_sizes), lv.full
         ):
-            await asyncio.to_thread(self._checkpoint, pending, ctx.usage)
+            checkpointed = await asyncio.to_thread(self._checkpoint, pending, ctx.usage)
             window, lv = cascade.session_levels(self.session)
-            pending, pending_sizes, tier = [], [], 2
+            pending, pending_sizes, tier = [], [], 2 if checkpointed else 0
         sent = list(request_context.messages)
         tail = sent[len(sent) - len(pending) :] if pending else []  # other capabilities' edits stay
         shaped = shape_request(
@@ -191,19 +192,19 @@ class SessionCapability(AbstractCapability[Any]):
         self._run.committed += len(messages)
         self._run.usage = now
 
-    def _checkpoint(self, pending: Sequence[ModelMessage], usage: Any) -> None:
-        """Mid-run checkpoint: commit what is pending, then tier 2 (and tier 3 if still over)."""
+    def _checkpoint(self, pending: Sequence[ModelMessage], usage: Any) -> bool:
+        """Mid-run checkpoint: commit what is pending, then tier 2 (and tier 3 if still over).
+        False when the compaction failed (warned): tier 3 on what is sent still makes it fit."""
         if pending:
             self._commit(pending, usage)
         try:
             self.session.compact()
         except SessionStoreError as err:  # tier 3 on what is sent still guarantees the fit
-            import warnings
-
             warnings.warn(f"session {self.session.name!r}: mid-run compaction failed: {err}", stacklevel=2)
-            return
+            return False
         self._run.rebased = True
         self.report.checkpoints += 1
+        return True
 
     def _save_as_fork(self, messages: Sequence[ModelMessage], usage: dict[str, Any]) -> str:
         s = self.session
