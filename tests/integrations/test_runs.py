@@ -282,3 +282,22 @@ def test_head_moved_during_the_run_saves_the_run_as_a_fork(tmp_path: Path, when:
         assert texts[-1] == "the answer", "the run's answer is kept, in the fork"
     assert pairs_intact(fork.history)
     assert store.session("s").persisted_count == other.persisted_count, "the other writer's work stands"
+
+
+def test_the_capability_refuses_a_history_that_is_not_the_sessions(tmp_path: Path) -> None:
+    from sessionstore.errors import SessionStoreError
+
+    store = small_store(tmp_path)
+    script = Script()
+    s = store.session("s")
+    run_turn(s, make_agent(script), "first")
+    other = store.session("other")
+    run_turn(other, make_agent(script), "elsewhere")
+    calls = len(script.sent)
+    for wrong in (None, other.history, s.history[:-1]):
+        with pytest.raises(SessionStoreError, match=r"message_history=session\.history"):
+            make_agent(script).run_sync("x", message_history=wrong, capabilities=[SessionCapability(s)])
+    assert len(script.sent) == calls and s.persisted_count == 4, "no model call, nothing written"
+    fresh = store.session("fresh")
+    with pytest.raises(SessionStoreError, match="another message_history"):
+        make_agent(script).run_sync("x", message_history=s.history, capabilities=[SessionCapability(fresh)])

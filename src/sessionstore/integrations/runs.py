@@ -125,6 +125,7 @@ class SessionCapability(AbstractCapability[Any]):
                 and messages[run.start].parts is stored[-1].parts
             ):
                 run.committed = 1  # resuming without a prompt: pydantic-ai re-sends the stored request
+            _check_history(self.session.name, stored[: len(stored) - run.committed], messages[: run.start])
         pending = messages[run.start + run.committed :]
         if any(isinstance(m, ModelResponse) for m in pending):
             await asyncio.to_thread(self._commit, pending, ctx.usage)
@@ -230,6 +231,33 @@ class SessionCapability(AbstractCapability[Any]):
         for event in events:
             for listener in self.session.listeners:
                 listener(event)
+
+
+def _check_history(name: str, stored: list[ModelMessage], prefix: Sequence[ModelMessage]) -> None:
+    """Refuse a run whose `message_history` is not the session's history (before any model call):
+    only the run's new messages are committed, so anything else would be lost or stored wrong.
+
+    Cheap and lenient: the newest stored message (or a request pydantic-ai merged it into, which keeps
+    its parts) must be among the last few messages the run started from (a repair may add one)."""
+    if not stored:
+        ok = not prefix
+    else:
+        last = stored[-1]
+        ok = any(m is last or _holds_parts(m, last) for m in prefix[-3:])
+    if not ok:
+        raise SessionStoreError(
+            f"session {name!r}: the run was given another message_history than the session's: pass "
+            "message_history=session.history with SessionCapability (run_turn does); nothing was sent"
+        )
+
+
+def _holds_parts(merged: ModelMessage, original: ModelMessage) -> bool:
+    ids = {id(p) for p in merged.parts}
+    return (
+        isinstance(merged, ModelRequest)
+        and bool(original.parts)
+        and all(id(p) in ids for p in original.parts)
+    )
 
 
 def _usage_fields(usage: Any) -> dict[str, Any]:
