@@ -70,7 +70,7 @@ def format_call(name: str, args: dict[str, Any], full: bool) -> str:
     return f"{name}({', '.join(shown)})"
 
 
-def _call_args(part: Any) -> dict[str, Any]:
+def call_args(part: Any) -> dict[str, Any]:
     try:
         return part.args_as_dict()
     except Exception:  # arguments a model sent as invalid JSON: show them raw, never fail the transcript
@@ -97,7 +97,7 @@ def _rows(message: ModelMessage, full: bool) -> Iterator[tuple[str, list[str], d
             lines, note = shorten(part.content, full)
             yield "assistant", ["[thinking]", *lines, *([note] if note else [])], {"dim": True}
         elif kind in ("tool-call", "builtin-tool-call"):
-            yield "assistant", [format_call(part.tool_name, _call_args(part), full)], {"fg": "cyan"}
+            yield "assistant", [format_call(part.tool_name, call_args(part), full)], {"fg": "cyan"}
         elif kind in ("tool-return", "builtin-tool-return"):
             yield "tool", _tool_result(part, full), {}
         elif kind == "retry-prompt":
