@@ -41,7 +41,7 @@ def test_turns_are_persisted_and_the_footer_follows_the_head(root: Path) -> None
     store = SessionStore.open(root, create=False)
     commits = store.session("t").log()
     assert [c.kind for c in commits] == ["turn", "turn"]
-    assert out.count("assistant  success (no tool calls)") == 2
+    assert out.count("assistant  ok (pydantic-ai's TestModel, offline") == 2
     assert f"head {commits[1].id[:7]} t@1" in out and f"head {commits[0].id[:7]} t@2" in out
     assert f"{commits[0].id[:7]} (head) turn" in out  # /log, newest first
     assert "new session" in out.splitlines()[0]

@@ -1,6 +1,6 @@
 """The agent `session chat --model MODEL` talks to: any pydantic-ai model string, or one of two offline ones.
 
-- `test`: pydantic-ai's `TestModel` (no network, no key; answers every prompt the same way);
+- `test`: pydantic-ai's `TestModel` (no network, no key; answers every message with `TEST_ANSWER`);
 - `demo`: the scripted coding agent of `session demo` (`cli.demo.demo_agent`), working on a generated
   project in a temporary directory that lives as long as the chat, with the demo's settings;
 - anything else goes to pydantic-ai's `infer_model` (`openai:gpt-4o`, `anthropic:claude-...`, ...), which
@@ -20,6 +20,7 @@ from typing import Any
 from ..errors import SessionStoreError
 
 OFFLINE = ("test", "demo")
+TEST_ANSWER = "ok (pydantic-ai's TestModel, offline: it answers every message this way)"
 
 
 @dataclass
@@ -39,7 +40,8 @@ def chat_agent(model: str) -> Iterator[ChatAgent]:
     if model == "test":
         from pydantic_ai.models.test import TestModel
 
-        yield ChatAgent(Agent(TestModel()), "test (pydantic-ai TestModel, offline)")
+        model = TestModel(custom_output_text=TEST_ANSWER)
+        yield ChatAgent(Agent(model), "test (pydantic-ai TestModel, offline)")
         return
     if model == "demo":
         from .demo import DEMO_SETTINGS, demo_agent, make_project
