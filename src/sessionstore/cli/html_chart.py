@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+from ..accounting.thresholds import over_threshold
 from ..plumbing.logs import Commit
 from ..porcelain.gauge import Gauge, format_tokens
 
@@ -47,7 +48,9 @@ def chart_svg(commits: Sequence[Commit], gauges: Sequence[Gauge]) -> str:
     )
     micro = [g.levels.micro for g in gauges]
     full = [g.levels.full for g in gauges]
-    drawn = {name: max(lv) <= LEVEL_REACH * data_max for name, lv in (("micro", micro), ("full", full))}
+    # A level beyond the chart's reach is named in the legend instead (the one comparison helper decides).
+    reach = LEVEL_REACH * data_max
+    drawn = {name: not over_threshold(max(lv), reach) for name, lv in (("micro", micro), ("full", full))}
     top = max([data_max, *(max(lv) for name, lv in (("micro", micro), ("full", full)) if drawn[name])])
     top = _nice(top * 1.05)
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
