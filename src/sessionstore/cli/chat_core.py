@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic_ai.capabilities import AbstractCapability
 
 from ..accounting.tokens import estimate_message, estimate_messages
-from ..errors import SessionStoreError
+from ..errors import SessionStoreError, StaleSessionError
 from ..integrations.runs import run_turn_async
 from ..porcelain import cascade
 from ..porcelain.gauge import Gauge, format_gauge, gauge
@@ -243,6 +243,13 @@ class Chat:
         except asyncio.CancelledError:
             await asyncio.to_thread(self._settle)
             self.out(f"cancelled. {self._kept()}")
+        except StaleSessionError:  # another writer appended first: take its head, lose nothing of theirs
+            await asyncio.to_thread(self._settle)
+            await asyncio.to_thread(self.session.reload)
+            self.out(
+                f"not saved: another writer moved {self.session.name!r} during this turn; reloaded it "
+                f"({self._state()}): send the message again"
+            )
         except SessionStoreError as err:
             await asyncio.to_thread(self._settle)
             self.out(f"not saved: {err}")
@@ -265,11 +272,13 @@ class Chat:
         with self.store.lock(self.session.name):
             pass
 
-    def _kept(self) -> str:
+    def _state(self) -> str:
         head = self.session.head
         where = f", head {short_id(head.id)}" if head else ""
-        kept = plural(self.session.persisted_count, "message")
-        return f"The session keeps what was persisted: {kept}{where}."
+        return f"{plural(self.session.persisted_count, 'message')}{where}"
+
+    def _kept(self) -> str:
+        return f"The session keeps what was persisted: {self._state()}."
 
     # -- keys -------------------------------------------------------------------------------------------
 

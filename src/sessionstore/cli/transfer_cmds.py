@@ -96,7 +96,8 @@ def export_cmd(ctx: click.Context, rev: str, fmt: str, output: Path | None) -> N
         stdout_bytes(data)
         return
     if not output.name or output.name in (".", ".."):
-        raise fail(f"cannot write {str(output)!r}: -o needs a file name, e.g. -o {commit.session}.json")
+        suffix = "html" if fmt == "html" else "json"
+        raise fail(f"cannot write {str(output)!r}: -o needs a file name, e.g. -o {commit.session}.{suffix}")
     if not output.parent.is_dir():
         raise fail(f"cannot write {output}: directory {output.parent} does not exist; create it first")
     try:
