@@ -96,3 +96,9 @@ def test_an_unusable_model_is_refused_before_anything_is_written(root: Path) -> 
     result = run(root, "chat", "bad/name", input="hello\n")
     assert result.exit_code == 2 and "bad/name" in result.stderr
     assert snapshot(root) == before
+
+
+def test_no_store_is_one_line_naming_session_init(tmp_path: Path) -> None:
+    result = run(tmp_path / "nowhere", "chat", "t", input="hello\n")
+    assert_refused(result, "session init")
+    assert not (tmp_path / "nowhere").exists()

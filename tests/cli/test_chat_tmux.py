@@ -161,3 +161,22 @@ def test_a_busy_compact_changes_nothing_and_ctrl_c_cancels_the_request_in_flight
     texts = [str(getattr(p, "content", "")) for m in store.session("o").history for p in m.parts]
     assert not any("[slow]" in t for t in texts)
     assert any("second question" in t for t in texts)
+
+
+def test_without_prompt_toolkit_a_terminal_chat_says_how_to_install_it(tmp_path: Path) -> None:
+    root = _store(tmp_path)
+    code = (
+        "import sys; sys.modules['prompt_toolkit'] = None\n"  # the import now fails, as when not installed
+        "from sessionstore.cli.main import main; main()"
+    )
+    argv = [sys.executable, "-c", code, "--store", str(root), "chat", "x"]
+    term = Terminal(argv, cwd=tmp_path, env=_env())
+    try:
+        screen = term.wait_for("[exit 2]")
+    finally:
+        term.close()
+    assert (
+        "session: session chat on a terminal needs prompt_toolkit: pip install 'sessionstore[chat]'" in screen
+    )
+    assert "Traceback" not in screen
+    assert not (root / "logs" / "x.jsonl").exists()
