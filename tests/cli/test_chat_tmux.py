@@ -80,6 +80,8 @@ def test_footer_compact_exit_and_resume(tmp_path: Path) -> None:
             expected = format_gauge(commit_gauge(head, settings), color=False)
             assert expected in term.footer(), (expected, term.footer())
         assert re.search(r"[○◔◑◕●] \d+% of 16k", term.footer())
+        # Coloured by band, as `session gauge` is: green below the micro level.
+        assert re.search(r"\x1b\[(?:[0-9;]*;)?32m(?:\x1b\[[0-9;]*m)*[○◔◑◕●] \d+%", term.footer_with_colours())
         term.type("/gauge")
         term.wait_for(lambda s: s.count("of 16k · micro") >= 2)
 

@@ -76,5 +76,10 @@ class Terminal:
         lines = [ln for ln in self._tmux("capture-pane", "-p", "-t", "t").splitlines() if ln.strip()]
         return lines[-1] if lines else ""
 
+    def footer_with_colours(self) -> str:
+        """The footer line with its SGR escape sequences (`capture-pane -e`)."""
+        lines = [ln for ln in self._tmux("capture-pane", "-p", "-e", "-t", "t").splitlines() if ln.strip()]
+        return lines[-1] if lines else ""
+
     def close(self) -> None:
         subprocess.run([self.tmux, "-L", self.socket, "kill-server"], capture_output=True, check=False)
