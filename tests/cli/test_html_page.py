@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pydantic_ai.messages import (
     ModelRequest,
     ModelResponse,
@@ -86,9 +88,16 @@ def test_the_page_marks_each_commit_and_collapses_every_tool_result(store: Sessi
     assert [int(li.attrs["data-seq"]) for li in items] == [c.seq for c in log]
     assert [k for li in items for k in li.classes if k.startswith("kind-")] == [f"kind-{c.kind}" for c in log]
     assert "checkpoints/s/1" in items[4].all_text() and "at-rev" in items[-1].classes
-    # The transcript is the state at the head (a checkout of s@2): its reset marker and 8 messages.
+    # The transcript is the state at the head, a checkout of s@2: s@1 and s@2's turns (with their own
+    # markers and times), then the checkout; 8 messages.
     markers = tree.find("div", "marker")
-    assert [(m.attrs["data-seq"], sorted(m.classes)) for m in markers] == [("7", ["kind-checkout", "marker"])]
+    assert [(m.attrs["data-seq"], [k for k in m.classes if k != "marker"]) for m in markers] == [
+        ("1", ["kind-turn"]),
+        ("2", ["kind-turn"]),
+        ("7", ["kind-checkout"]),
+    ]
+    times = [[t.attrs["datetime"] for t in m.children if t.tag == "time"] for m in markers]
+    assert times == [[log[0].time], [log[1].time], [log[6].time]]
     articles = tree.find("article", "msg")
     assert [int(a.attrs["data-index"]) for a in articles] == list(range(8))
     results = tree.find("details", "result")
@@ -198,3 +207,26 @@ def test_in_a_browser_ten_thousand_messages_load_with_long_output_collapsed(
     assert len(results) == 2_500 and not any(" open" in attrs for attrs in results)
     assert built.count("read_file → 20,000 lines") == 1
     assert built.count("a long line of tool output") == 20_000  # collapsed, not cut
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=st.lists(st.sampled_from(["turn", "turn", "compact", "checkout"]), min_size=1, max_size=8))
+def test_every_message_appears_once_under_the_commit_that_brought_it(
+    tmp_path_factory, ops: list[str]
+) -> None:
+    store = SessionStore.open(tmp_path_factory.mktemp("h") / "store")
+    s = store.session("h")
+    s.append(_turn(0, "first", "x\n"), compact=False)
+    for n, op in enumerate(ops, start=1):
+        if op == "turn":
+            s.append(_turn(n, f"turn {n}", "y\n" * n), compact=False)
+        elif op == "compact" and s.persisted_count > 4:
+            s.compact()
+        elif op == "checkout":
+            s.checkout(f"h@{1 + n % s.head.seq}")
+    tree = Tree(_page(store, "h"))
+    articles = tree.find("article", "msg")
+    assert [int(a.attrs["data-index"]) for a in articles] == list(range(s.persisted_count))
+    markers = [int(m.attrs["data-seq"]) for m in tree.find("div", "marker")]
+    assert markers and markers[-1] == s.head.seq  # never the fallback: the head's commit is marked
+    assert markers == sorted(markers) and len(set(markers)) == len(markers)

@@ -121,19 +121,45 @@ def _commit_list(commits: Sequence[Commit], at: Commit) -> list[str]:
     return out
 
 
-def _groups(commits: Sequence[Commit], count: int) -> list[tuple[Commit | None, int, int]]:
-    """(commit, start, end): which messages of the replayed history each commit since the last reset
-    point brought. A log that does not add up (it always should) gives one group: nothing is hidden."""
-    start = max((i for i, c in enumerate(commits) if c.is_reset), default=None)
-    groups: list[tuple[Commit | None, int, int]] = []
-    before = 0
-    for c in commits[start or 0 :]:
-        lo = 0 if c.is_reset else before
-        groups.append((c, lo, c.count))
-        before = c.count
-    if not groups or groups[-1][2] != count or any(lo > hi for _, lo, hi in groups):
+Group = tuple[Commit | None, int, int]
+
+
+def _groups(commits: Sequence[Commit], count: int) -> list[Group]:
+    """(commit, start, end): which messages of the replayed history each commit brought, oldest first.
+
+    From the newest reset point on; a checkout of an earlier commit of the same log is followed back, so
+    the state it restored keeps its own turns (and their times), and the checkout itself is an empty group
+    after them. A log that does not add up (it always should) gives one group: nothing is hidden."""
+    groups: list[Group] = []
+    upto = len(commits)
+    while True:
+        start = max((i for i in range(upto) if commits[i].is_reset), default=None)
+        segment: list[Group] = []
+        before = 0
+        for c in commits[start or 0 : upto]:
+            segment.append((c, 0 if c.is_reset else before, c.count))
+            before = c.count
+        reset = commits[start] if start is not None else None
+        target = _restored(commits[:start], reset) if reset is not None and start is not None else None
+        if reset is not None and target is not None:
+            segment[0] = (reset, reset.count, reset.count)
+            groups = segment + groups
+            upto = target + 1
+            continue
+        groups = segment + groups
+        break
+    ends = [0, *(hi for _, _, hi in groups)]
+    if not groups or ends[-1] != count or any(lo != ends[i] for i, (_, lo, _) in enumerate(groups)):
         return [(None, 0, count)]
     return groups
+
+
+def _restored(earlier: Sequence[Commit], reset: Commit) -> int | None:
+    """The index in `earlier` of the commit a checkout restored (same log, same count), else None."""
+    if reset.kind != "checkout":
+        return None
+    index = next((i for i, c in enumerate(earlier) if c.id == reset.target), None)
+    return index if index is not None and earlier[index].count == reset.count else None
 
 
 def _marker(c: Commit, previous_tokens: int | None) -> str:
