@@ -18,8 +18,10 @@ def test_every_turn_line_shows_its_peak_request_and_the_mid_run_checkpoints(
     real = demo._Scripted.__call__
 
     def recording(self: demo._Scripted, messages: list, info: object) -> object:
-        received.setdefault(self.turn + 1, []).append(sum(estimate_messages(messages)))
-        return real(self, messages, info)  # type: ignore[arg-type]
+        size = sum(estimate_messages(messages))
+        response = real(self, messages, info)  # type: ignore[arg-type]
+        received.setdefault(self.turn + 1, []).append(size)  # the step this request belongs to
+        return response
 
     monkeypatch.setattr(demo._Scripted, "__call__", recording)
     lines: list[str] = []

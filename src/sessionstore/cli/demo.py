@@ -155,14 +155,18 @@ def _tools(agent: Agent[None, str], root: Path) -> None:
 
 @dataclass
 class _Scripted:
-    """The script as a model: during turn `turn`, the k-th request of the run gets the step's k-th
-    call, then its answer. Counted per run, not from the messages, which compaction shortens."""
+    """The script as a model: a request whose newest message holds a user prompt starts the next
+    step (the first request of every run does, whatever compaction did to what came before), and the
+    k-th request of the run gets the step's k-th call, then its answer. Counted per run, not from the
+    messages, which compaction shortens."""
 
-    turn: int = 0
+    turn: int = -1
     calls_made: int = 0
 
     def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        step = SCRIPT[self.turn]
+        if messages and any(p.part_kind == "user-prompt" for p in messages[-1].parts):
+            self.turn, self.calls_made = self.turn + 1, 0
+        step = SCRIPT[self.turn % len(SCRIPT)]
         k = self.calls_made
         self.calls_made += 1
         if k < len(step.calls):
@@ -174,6 +178,16 @@ class _Scripted:
         sent = sum(estimate_message(m) for m in messages) + PROVIDER_OVERHEAD
         response.usage = RequestUsage(input_tokens=sent, output_tokens=estimate_message(response))
         return response
+
+
+def demo_agent(root: Path) -> Agent[None, str]:
+    """The scripted coding agent working on the project at `root` (see `make_project`): a pydantic-ai
+    `Agent` on a `FunctionModel` whose profile declares `DEMO_WINDOW`. `session chat --model demo` uses
+    it too."""
+    model = FunctionModel(_Scripted(), model_name="scripted-coder", profile={"context_window": DEMO_WINDOW})
+    agent: Agent[None, str] = Agent(model)
+    _tools(agent, root)
+    return agent
 
 
 def unused_name(store: SessionStore, base: str = "demo") -> str:
@@ -199,17 +213,13 @@ def run_demo(
     fired: list[tuple[int, CompactionEvent]] = []
     report = RunReport()
     session.subscribe(lambda event: fired.append((len(report.requests), event)))
-    script = _Scripted()
-    model = FunctionModel(script, model_name="scripted-coder", profile={"context_window": DEMO_WINDOW})
-    agent: Agent[None, str] = Agent(model)
     with tempfile.TemporaryDirectory(prefix="sessionstore-demo-") as tmp:
         root = Path(tmp)
         make_project(root)
-        _tools(agent, root)
+        agent = demo_agent(root)
         echo(f"session {session.name!r} in {store.root} · window {DEMO_WINDOW:,} tokens (the model's)")
         for n, step in enumerate(SCRIPT, start=1):
             fired.clear()
-            script.turn, script.calls_made = n - 1, 0
             first = len(report.requests)
             run_turn(session, agent, step.prompt, report=report)
             echo(_turn_line(n, session, report.requests[first:], first, fired, color=color))
