@@ -8,6 +8,7 @@ not on what the capability believes it sent.
 from __future__ import annotations
 
 import asyncio
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,21 @@ def check_run(store: SessionStore, name: str, body: LongRun, report: RunReport) 
     assert isinstance(last, ModelRequest) and last.parts[-1].content == PROMPT, "the request stays verbatim"
     assert history[-1].parts[-1].content == f"read {len(body.output_tokens)} files", "the answer is stored"
     assert SessionStore.open(store.root).session(name).history == history, "replays from disk equal"
+    check_lines(s, len(body.sent), report.peak)
+
+
+def check_lines(s: object, requests: int, peak: int) -> None:
+    """The run's turn lines say what `session log` needs: run, step, requests, peak, mid_run."""
+    commits = s.log()[::-1]  # type: ignore[attr-defined]
+    run_id = commits[-1].extra["run"]
+    lines = [c for c in commits if c.kind == "turn" and c.extra.get("run") == run_id]
+    assert [c.extra["step"] for c in lines] == list(range(1, len(lines) + 1))
+    assert sum(c.extra["requests"] for c in lines) == requests
+    assert max(c.extra["peak"] for c in lines if "peak" in c.extra) == peak
+    assert [c.extra.get("mid_run", False) for c in lines] == [True] * (len(lines) - 1) + [False]
+    for older, newer in pairwise(commits):
+        if newer.kind == "compaction" and older.extra.get("run") == run_id and newer is not commits[-1]:
+            assert older.extra.get("mid_run"), "a compaction inside the run follows a mid-run line"
 
 
 def test_thirty_big_tool_calls_through_run_turn(tmp_path: Path) -> None:

@@ -55,7 +55,16 @@ if TYPE_CHECKING:
     from ..compaction.events import CompactionEvent
     from ..porcelain.session import Session
 
-__all__ = ["RequestRecord", "RunReport", "SessionCapability", "run_turn", "run_turn_async"]
+__all__ = ["RUN_FIELDS", "RequestRecord", "RunReport", "SessionCapability", "run_turn", "run_turn_async"]
+
+RUN_FIELDS = {
+    "run": "the pydantic-ai run id (every line of one run carries the same)",
+    "step": "1-based index of this line among the run's lines",
+    "requests": "model requests whose responses this line holds",
+    "peak": "the largest of those requests as sent, in tokens (the trigger measure, DESIGN §6)",
+    "mid_run": "true on every line but the run's last: a compaction right after it is a mid-run checkpoint",
+}
+"""Extra fields of the turn lines a run writes (`session log --json` shows them)."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +104,11 @@ class _RunState:
     """A mid-run checkpoint replaced the session's history: requests are rebuilt from it."""
     sizes: dict[int, tuple[ModelMessage, int]] = field(default_factory=dict)
     """Estimates of pending messages by identity (the message is kept, so an id is never reused)."""
+    run_id: str | None = None
+    steps: int = 0
+    """Lines this run has committed."""
+    recorded: int = 0
+    """Index in the report of the first request not yet covered by a committed line."""
 
 
 @dataclass
@@ -117,6 +131,7 @@ class SessionCapability(AbstractCapability[Any]):
         messages = ctx.messages
         if run.start is None:
             run.start = len(messages) - 1  # the request this run is about to send is its first message
+            run.run_id, run.recorded = ctx.run_id, len(self.report.requests)
             await asyncio.to_thread(self._check_fresh)
             stored = self.session.history
             if (
@@ -179,17 +194,26 @@ class SessionCapability(AbstractCapability[Any]):
 
     def _commit(self, messages: Sequence[ModelMessage], usage: Any, *, compact: bool = False) -> None:
         """Commit the run's next messages as a turn (its usage: what the run spent since the last one).
-        Steps commit with `compact=False`: the next request's own check decides, on what it sends."""
+        Steps commit with `compact=False`: the next request's own check decides, on what it sends. The
+        line records the run it belongs to and the requests whose responses it holds (`RUN_FIELDS`)."""
         now = _usage_fields(usage)
         delta = _subtract(now, self._run.usage)
+        fields = self._run_fields(final=compact)
+        s = self.session
         try:
-            self.session.append(list(messages), usage=delta or None, compact=compact)
+            with s.store.lock(s.name):
+                s.commit_turn(list(messages), usage=delta or None, extra=fields)
+                s.measure_after_turn()
+                events = s.run_cascade() if compact else []
         except StaleSessionError as err:
             fork = self._save_as_fork(messages, delta)
             raise StaleSessionError(
-                f"session {self.session.name!r} was moved by another writer during this run: the run's "
+                f"session {s.name!r} was moved by another writer during this run: the run's "
                 f"messages are saved as session {fork!r} (see `session log {fork}`); nothing was lost"
             ) from err
+        self._emit(events)
+        self._run.steps += 1
+        self._run.recorded = len(self.report.requests)
         self._run.committed += len(messages)
         self._run.usage = now
 
@@ -217,6 +241,18 @@ class SessionCapability(AbstractCapability[Any]):
         return fork
 
     # -- helpers ------------------------------------------------------------------------------------
+
+    def _run_fields(self, *, final: bool) -> dict[str, Any]:
+        """The run fields of the next line (see `RUN_FIELDS`)."""
+        records = self.report.requests[self._run.recorded :]
+        fields: dict[str, Any] = {"step": self._run.steps + 1, "requests": len(records)}
+        if self._run.run_id:
+            fields["run"] = self._run.run_id
+        if records:
+            fields["peak"] = max(r.tokens for r in records)
+        if not final:
+            fields["mid_run"] = True
+        return fields
 
     def _sizes_of(self, messages: Sequence[ModelMessage]) -> list[int]:
         out = []
