@@ -141,13 +141,21 @@ def test_synthetic_torn_tail_is_ignored_by_readers_and_cut_by_the_next_append(st
     assert store.session("torn").persisted_count == 6
 
 
-def test_a_whole_last_line_that_does_not_verify_is_a_torn_tail(store: SessionStore) -> None:
+def test_a_whole_last_line_that_does_not_verify_is_damage_not_a_torn_tail(store: SessionStore) -> None:
+    """DESIGN §2: only a last line without its newline is a torn tail; a whole line that does not
+    verify is named, and neither a reader, the next writer nor --repair cuts it."""
+    from sessionstore.errors import CorruptLogError
+
     session = store.session("torn")
     session.append(tagged_turn(0, 0))
     path = store.log("torn").path
     good = path.read_bytes()
     forged = good.replace(b'"seq":1', b'"seq":2').replace(b'"parent":null', b'"parent":"' + b"0" * 64 + b'"')
     path.write_bytes(good + forged)
-    assert store.session("torn").persisted_count == 2
+    with pytest.raises(CorruptLogError, match="damaged at line 2"):
+        store.session("torn")
+    with pytest.raises(CorruptLogError, match="damaged at line 2"):
+        session.append(tagged_turn(0, 1))
     report = store.fsck(repair=True)
-    assert report.repaired and path.read_bytes() == good
+    assert not report.repaired and any("line 2" in p for p in report.problems)
+    assert path.read_bytes() == good + forged
