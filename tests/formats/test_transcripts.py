@@ -1,21 +1,10 @@
-"""Format detection, clear errors, turn splitting, tool-pair repair and pydantic-ai round trips."""
+"""The registry: format detection, clear errors for files no reader takes, and one-way imports."""
 
 from __future__ import annotations
 
-import re
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from pydantic_ai.messages import (
-    ModelRequest,
-    ModelResponse,
-    TextPart,
-    ToolCallPart,
-    ToolReturnPart,
-    UserPromptPart,
-)
-from pydantic_ai.usage import RequestUsage
 
 from helpers.transcript_checks import (
     CODEMIE,
@@ -30,23 +19,6 @@ from sessionstore.formats.transcripts import (
     export_pydantic_ai,
     read_transcript,
 )
-
-T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-
-
-def prompt(text: str) -> ModelRequest:
-    return ModelRequest(parts=[UserPromptPart(content=text, timestamp=T0)], timestamp=T0)
-
-
-def call(*ids: str, usage: RequestUsage | None = None) -> ModelResponse:
-    parts = [ToolCallPart(tool_name="Read", args={"p": i}, tool_call_id=i) for i in ids]
-    return ModelResponse(parts=parts or [TextPart("ok")], usage=usage or RequestUsage(), timestamp=T0)
-
-
-def returns(*ids: str) -> ModelRequest:
-    parts = [ToolReturnPart(tool_name="Read", content=f"out {i}", tool_call_id=i, timestamp=T0) for i in ids]
-    return ModelRequest(parts=parts, timestamp=T0)
 
 
 @pytest.mark.parametrize(
