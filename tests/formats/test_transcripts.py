@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,55 @@ def test_formats_imports_point_one_way() -> None:
 
     assert graph["common"] <= set() and graph["transcripts"] >= {"claude_code", "codex", "pydantic_ai"}
     assert not [m for m in graph if reaches(m, m)], graph
+
+
+DEEP = b'{"a":' * 200 + b"1" + b"}" * 200
+
+
+@pytest.mark.parametrize(
+    ("data", "cause"),
+    [
+        (b'[{"kind":"request","parts":[],"x":NaN}]', "holds NaN or Infinity at line 1, column 35"),
+        (b'[{"kind":"request","x":-Infinity}]', "holds NaN or Infinity"),
+        (b"[" + b"[" * 1100 + b"]" * 1100 + b"]", "nests more than 1,024 levels deep"),
+        (
+            b'[{"kind":"request","x":"a\x00b"}]',
+            "holds a raw NUL character inside a string at line 1, column 26",
+        ),
+        (b'[{"kind":"request","x":"\\ud800"}]', "an unpaired UTF-16 surrogate escape"),
+        (b'[{"kind":"request","x":"ab', "is cut off at line 1, column 27 (truncated?)"),
+    ],
+    ids=["nan", "infinity", "nesting", "nul", "surrogate", "cut"],
+)
+def test_json_errors_name_the_real_cause(tmp_path: Path, data: bytes, cause: str) -> None:
+    path = tmp_path / "x.json"
+    path.write_bytes(data)
+    with pytest.raises(ImportFormatError, match=re.escape(cause)) as err:
+        read_transcript(path)
+    assert "\n" not in str(err.value) and "not valid JSON" in str(err.value)
+
+
+def test_a_jsonl_line_names_its_json_cause(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b'{"type":"user","message":{"role":"user","content":"hi"}}\n{"type":"user","x":NaN}\n')
+    with pytest.raises(ImportFormatError, match=r"line 2: Claude Code line is not valid JSON: it holds NaN"):
+        read_transcript(path)
+
+
+def test_tool_arguments_nested_too_deep_to_read_back_are_refused_naming_the_line(tmp_path: Path) -> None:
+    call = b'{"type":"tool_use","id":"a","name":"b","input":' + DEEP + b"}"
+    jsonl = tmp_path / "deep.jsonl"
+    jsonl.write_bytes(
+        b'{"type":"user","message":{"role":"user","content":"hi"}}\n'
+        b'{"type":"assistant","message":{"id":"m","content":[' + call + b"]}}\n"
+    )
+    with pytest.raises(ImportFormatError, match=r"deep.jsonl: line 2: JSON nested 204 levels deep"):
+        read_transcript(jsonl)
+    listed = tmp_path / "deep.json"
+    listed.write_bytes(
+        b'[{"kind":"response","parts":[{"part_kind":"tool-call","tool_name":"t","tool_call_id":"c","args":'
+        + DEEP
+        + b"}]}]"
+    )
+    with pytest.raises(ImportFormatError, match=r"deep.json: message 0 is nested 203 levels deep"):
+        read_transcript(listed)

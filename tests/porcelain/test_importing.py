@@ -21,7 +21,7 @@ from pydantic_ai.usage import RequestUsage
 from helpers.cli import EXAMPLE, snapshot
 from helpers.messages import sample_turns
 from sessionstore.accounting.settings import Settings
-from sessionstore.errors import InvalidSessionName, SessionStoreError
+from sessionstore.errors import ImportFormatError, InvalidSessionName, SessionStoreError
 from sessionstore.formats.transcripts import ImportedStep, ImportedTranscript, read_transcript, split_steps
 from sessionstore.porcelain.importing import import_transcript
 from sessionstore.porcelain.session import Session
@@ -322,3 +322,20 @@ def test_ctrl_c_during_import_always_stops_it_with_nothing_published(
         assert time.monotonic() - sent < 5  # within a step or so, not after the whole import
         assert "interrupted" in err and "Traceback" not in err
         assert store.sessions() == [] and store.fsck().ok  # nothing half-written, nothing left over
+
+
+def test_a_step_that_would_not_read_back_is_refused_and_nothing_is_published(store: SessionStore) -> None:
+    args: dict = {}
+    node = args
+    for _ in range(200):
+        node["a"] = {}
+        node = node["a"]
+    deep = [
+        ModelRequest(parts=[UserPromptPart("two")]),
+        ModelResponse(parts=[ToolCallPart("t", args, tool_call_id="c")]),
+        ModelRequest(parts=[ToolReturnPart("t", "ok", tool_call_id="c")]),
+    ]
+    transcript = _transcript([ModelRequest(parts=[UserPromptPart("one")]), *deep])
+    with pytest.raises(ImportFormatError, match=r"x.json: turn 2 of 2 cannot be stored: .*nested too deeply"):
+        import_transcript(store, transcript)
+    assert store.sessions() == [] and store.fsck().ok and not (store.locks_dir / "importing").exists()

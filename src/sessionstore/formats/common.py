@@ -90,21 +90,79 @@ def read_text(path: Path) -> str:
     return text.removeprefix("\ufeff")
 
 
+MAX_NESTING = 190
+"""Deepest JSON a transcript line may nest: pydantic-ai reads a stored message nested at most about 200
+levels (pydantic-core's JSON recursion limit), and a message nests a few levels more than the line its
+tool arguments came from. A deeper line is refused naming it, before anything is stored."""
+
+
+def json_problem(err: orjson.JSONDecodeError, text: str) -> str:
+    """What is wrong with JSON that orjson refused ("is not valid JSON: ..."), naming the cause and
+    where it is: NaN/Infinity, nesting past 1,024, a raw control character, a lone surrogate, a cut."""
+    line_text = text.split("\n")[err.lineno - 1] if 0 < err.lineno <= text.count("\n") + 1 else ""
+    near = line_text[max(0, err.colno - 3) : err.colno + 9]
+    where = f"at line {err.lineno}, column {err.colno}"
+    if "NaN" in near or "Infinity" in near:
+        why = f"it holds NaN or Infinity {where}, which JSON does not allow (write null or a string)"
+    elif "depth" in err.msg or "recursion" in err.msg:
+        why = f"it nests more than 1,024 levels deep {where}"
+    elif "control character" in err.msg:
+        char = line_text[err.colno - 1 : err.colno] if err.colno <= len(line_text) else ""
+        what = "a raw NUL character" if char == "\0" else "a raw control character"
+        why = f"it holds {what} inside a string {where} (JSON writes it escaped, as \\u0000)"
+    elif "surrogate" in err.msg:
+        why = f"it holds an unpaired UTF-16 surrogate escape (like \\ud800) {where}, which is no character"
+    elif "end of data" in err.msg or "EOF" in err.msg:
+        why = f"it is cut off {where} (truncated?)"
+    else:
+        why = f"{err.msg} {where}"
+    return f"is not valid JSON: {why}"
+
+
+def nesting(obj: object) -> int:
+    """How deep `obj` (parsed JSON) nests: 1 for a flat object or list, 0 for a scalar."""
+    deepest = 0
+    stack = [(obj, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return deepest
+
+
+def check_nesting(path: Path, number: int, line: str, obj: object) -> None:
+    """Refuse a line nested deeper than `MAX_NESTING` (cheap: only lines with that many brackets are
+    walked)."""
+    if line.count("{") + line.count("[") > MAX_NESTING and (depth := nesting(obj)) > MAX_NESTING:
+        raise ImportFormatError(
+            f"{path}: line {number}: JSON nested {depth} levels deep (tool arguments?); pydantic-ai reads "
+            f"messages nested up to about {MAX_NESTING}: flatten it or remove the line (nothing was imported)"
+        )
+
+
 def iter_jsonl(path: Path, text: str, fmt: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each non-blank line; a clear error for a line that is not an object."""
+    """(line number, object) for each non-blank line; a clear error for a line that is not an object,
+    is not JSON (naming the cause), or nests deeper than a stored message can."""
     lines = text.split("\n")
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             obj = orjson.loads(line)
-        except orjson.JSONDecodeError:
+        except orjson.JSONDecodeError as err:
             last = all(not rest.strip() for rest in lines[number:])
-            why = "is cut off (an unfinished write?)" if last else "is not valid JSON"
-            fix = "remove that line and retry" if last else "repair the line, or check --format"
+            if last and "end of data" in err.msg:
+                why, fix = "is cut off (an unfinished write?)", "remove that line and retry"
+            else:
+                why = json_problem(err, line).replace(" at line 1, column", " at column")
+                fix = "repair the line, or check --format"
             raise ImportFormatError(f"{path}: line {number}: {fmt} line {why}; {fix}") from None
         if not isinstance(obj, dict):
             raise ImportFormatError(f"{path}: line {number}: expected a JSON object per line; check --format")
+        check_nesting(path, number, line, obj)
         yield number, obj
 
 

@@ -17,7 +17,16 @@ import orjson
 from sessionstore.errors import ImportFormatError
 from sessionstore.formats.claude_code import read_claude_code
 from sessionstore.formats.codex import read_codex
-from sessionstore.formats.common import ImportedStep, ImportedTranscript, read_text, split_steps, starts_turn
+from sessionstore.formats.common import (
+    MAX_NESTING,
+    ImportedStep,
+    ImportedTranscript,
+    json_problem,
+    nesting,
+    read_text,
+    split_steps,
+    starts_turn,
+)
 from sessionstore.formats.pydantic_ai import export_pydantic_ai, is_message, not_messages, read_pydantic_ai
 
 __all__ = [
@@ -69,10 +78,19 @@ def _sniff(path: Path, text: str) -> str:
     if stripped.startswith("["):
         try:
             data = orjson.loads(stripped)
-        except orjson.JSONDecodeError:
+        except orjson.JSONDecodeError as err:
             raise ImportFormatError(
-                f"{path}: starts like a JSON list but is not valid JSON (truncated?); re-export the file"
+                f"{path}: starts like a JSON list but {json_problem(err, stripped)}; repair or re-export "
+                "the file"
             ) from None
+        if isinstance(data, list):
+            for index, item in enumerate(data):
+                if nesting(item) > MAX_NESTING:
+                    raise ImportFormatError(
+                        f"{path}: message {index} is nested {nesting(item)} levels deep (tool arguments?); "
+                        f"pydantic-ai reads messages nested up to about {MAX_NESTING}: flatten it (nothing "
+                        "was imported)"
+                    )
         if isinstance(data, list) and all(is_message(m) for m in data):
             return "pydantic-ai"
         raise ImportFormatError(f"{path}: {not_messages(data if isinstance(data, list) else [data])}")

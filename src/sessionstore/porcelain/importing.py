@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ImportFormatError, SessionStoreError
+from ..plumbing.codec import UnreadableMessages
 from ..plumbing.fsutil import fsync_dir
 from ..plumbing.names import check_name, is_valid_name
 from .session import Session
@@ -73,10 +74,16 @@ def import_transcript(
                 total = len(transcript.steps)
                 for done, step in enumerate(transcript.steps, start=1):
                     interrupted()
-                    if step.kind == "compaction":
-                        session._checkpoint_locked(step.messages, tier=2, extra={"source": "import"})
-                    else:
-                        session._append_locked(step.messages, usage=step.usage, kind="import")
+                    try:
+                        if step.kind == "compaction":
+                            session._checkpoint_locked(step.messages, tier=2, extra={"source": "import"})
+                        else:
+                            session._append_locked(step.messages, usage=step.usage, kind="import")
+                    except UnreadableMessages as err:
+                        raise ImportFormatError(
+                            f"{transcript.source}: {step.kind} {done} of {total} cannot be stored: {err} "
+                            "(nothing was imported)"
+                        ) from None
                     if progress:
                         progress(done, total)
                 interrupted()
