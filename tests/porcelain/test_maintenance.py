@@ -461,3 +461,19 @@ def test_fsck_reports_a_stored_blob_that_does_not_load(store: SessionStore) -> N
     assert any(p.startswith(f"s@2: object {oid[:12]} does not load") for p in report.problems), (
         report.problems
     )
+
+
+@pytest.mark.parametrize(
+    ("at", "mask"),
+    [(at, mask) for at in (0, 1) for mask in (0x01, 0x02, 0x20, 0x80) if (at, mask) != (1, 0x01)],
+)  # "1\n" -> "1\v" still reads as version 1 (open strips whitespace): harmless, so not counted
+def test_a_flipped_byte_in_version_is_refused_in_one_line(filled: SessionStore, at: int, mask: int) -> None:
+    from sessionstore.errors import NotAStoreError
+
+    version = filled.root / "VERSION"
+    data = bytearray(version.read_bytes())
+    data[at] ^= mask
+    version.write_bytes(bytes(data))
+    with pytest.raises(NotAStoreError, match="has store format") as err:
+        SessionStore.open(filled.root)
+    assert "\n" not in str(err.value)

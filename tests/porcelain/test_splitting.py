@@ -176,3 +176,15 @@ def test_files_follow_the_umask_so_a_group_can_read_a_shared_store(tmp_path: Pat
         os.umask(old)
     files = [store.objects.path(store.log("s").head().blob), store.log("s").path, store.refs.dir / "s" / "1"]
     assert [oct(stat.S_IMODE(p.stat().st_mode)) for p in files] == [oct(0o664)] * 3
+
+
+def test_the_cli_readers_name_the_conflict_in_one_line(diverged) -> None:
+    from helpers.cli import assert_refused, run
+
+    store, _ = diverged
+    listed = run(store.root, "list")
+    assert "merge conflict: `session fsck --repair` splits it" in listed.stdout
+    for args in (["log", "s"], ["gauge", "s"], ["show", "s"], ["export", "s"]):
+        assert_refused(run(store.root, *args), "git merge conflict", "session fsck --repair")
+    checked = run(store.root, "fsck")
+    assert checked.exit_code == 1 and "git merge conflict" in checked.stdout

@@ -263,6 +263,7 @@ class Log:
         `CorruptLogError` when the last whole line does not verify (`MergeConflictError` for a
         conflict marker): damage at the end is never taken for a shorter history.
         """
+        check_store_dir(self.path.parent)  # one lstat: a linked logs/ is never read through
         try:
             fd = os.open(self._file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except FileNotFoundError:
