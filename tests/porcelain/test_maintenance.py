@@ -26,7 +26,7 @@ def filled(store: SessionStore) -> SessionStore:
     for i in range(4):
         session.append(tagged_turn(0, i))
     with store.lock("a"):
-        session._checkpoint_locked([ModelRequest(parts=[UserPromptPart("sum")])], tier=2)
+        session.commit_checkpoint([ModelRequest(parts=[UserPromptPart("sum")])], tier=2)
     session.append(tagged_turn(0, 4))
     store.session("b").append(tagged_turn(1, 0))
     return store
@@ -400,7 +400,7 @@ def test_a_ref_made_unreadable_does_not_make_append_raise_after_the_turn(tmp_pat
     )
     session = small.session("c")
     with small.lock("c"):
-        session._checkpoint_locked([ModelRequest(parts=[UserPromptPart("sum")])], tier=2)
+        session.commit_checkpoint([ModelRequest(parts=[UserPromptPart("sum")])], tier=2)
     ref = small.refs.dir / "c" / "1"
     ref.write_bytes(b"\xff" + ref.read_bytes()[1:])
     session = small.session("c")  # a fresh load reads the refs at its first compaction

@@ -37,7 +37,7 @@ def git(
 def checkpoint(store: SessionStore, name: str, text: str) -> None:
     session = store.session(name)
     with store.lock(name):
-        session._checkpoint_locked([ModelRequest(parts=[UserPromptPart(text)])], tier=2)
+        session.commit_checkpoint([ModelRequest(parts=[UserPromptPart(text)])], tier=2)
 
 
 def repo_with_a_store(path: Path) -> SessionStore:
@@ -134,6 +134,7 @@ def test_fsck_repair_splits_into_two_complete_sessions(diverged) -> None:
 def test_a_blob_git_converted_to_crlf_is_named_with_the_fix_that_works(tmp_path: Path) -> None:
     a = tmp_path / "a"
     repo_with_a_store(a)
+    (a / ".sessions" / ".gitattributes").unlink()  # a store made before `session init` wrote it
     commit_all(a, "store")
     b = tmp_path / "b"
     git(tmp_path, "clone", "-q", str(a), str(b), autocrlf="true")  # Git for Windows' default

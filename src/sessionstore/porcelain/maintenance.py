@@ -30,10 +30,10 @@ from ..plumbing.fsutil import check_store_dir
 from ..plumbing.locks import gc_exclusive
 from ..plumbing.logs import Commit, MergeConflictError
 from . import splitting
-from .importing import leftover_imports, remove_leftover_import
+from .staging import leftover_imports, remove_leftover_import
 
 if TYPE_CHECKING:
-    from .store import SessionStore
+    from .layout import StoreLayout as SessionStore
 
 Progress = Callable[[int, int], None]
 """Called with (done, total) as work advances; the CLI draws a bar from it on a terminal."""

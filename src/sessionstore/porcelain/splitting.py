@@ -20,7 +20,7 @@ from ..plumbing.logs import Commit
 from ..plumbing.names import check_name
 
 if TYPE_CHECKING:
-    from .store import SessionStore
+    from .layout import StoreLayout as SessionStore
 
 
 @dataclass
