@@ -10,7 +10,6 @@ import pytest
 from helpers.transcript_checks import (
     CODEMIE,
     CODEX,
-    REALDATA,
     SPOTTER,
     flat,
 )
@@ -73,8 +72,8 @@ def test_a_non_string_type_field_is_a_format_error_not_a_crash(tmp_path: Path) -
     assert "not a known transcript format" in _error(path)
 
 
-def test_taubench_openai_chat_list_is_refused() -> None:
-    message = _error(REALDATA / "trajectories" / "taubench_gpt-4o-airline.json")
+def test_taubench_openai_chat_list_is_refused(realdata: Path) -> None:
+    message = _error(realdata / "trajectories" / "taubench_gpt-4o-airline.json")
     assert "not pydantic-ai messages" in message
     assert "item 0 is an object with keys task_id, reward, info, traj" in message  # says what it is
     assert "supported: pydantic-ai JSON, Claude Code or Codex JSONL" in message and "\n" not in message
