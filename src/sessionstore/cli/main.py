@@ -35,6 +35,8 @@ COMMANDS = {
     "demo": "compaction_cmds",
     "memory": "memory_cmds",
     "hooks": "memory_cmds",
+    "push": "sharing_cmds",
+    "pull": "sharing_cmds",
 }
 
 EXIT_ERROR = 2

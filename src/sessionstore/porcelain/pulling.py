@@ -1,0 +1,200 @@
+"""`session pull`: fetch `refs/sessions/*` from a remote and append what is new, byte for byte.
+
+A session whose local log is a prefix of the remote's is fast-forwarded; one that is ahead is left
+alone; a divergence becomes a new session `NAME-<remote>-<short id>` holding the remote's whole log
+(nothing lost, nothing merged by guesswork). The short id is that of the remote's first commit after
+the common prefix, so pulling again later fast-forwards the same copy instead of making another.
+
+Writing pulled commits is done here over plumbing, not through `Session` (whose writer builds new
+lines): every line is verified (its id hashes, it chains onto the local head), every blob is verified
+against its name and written durably BEFORE the lines naming it, then all lines go in one fsynced
+append under the session lock, and the checkpoint refs the log implies are created last (they are
+derivable: `session fsck --repair` recreates one a crash left out).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import SessionStoreError, UnknownRevision
+from ..plumbing.fsutil import append_durable, fsync_dir, truncate_durable, write_temp
+from ..plumbing.git import Git, GitError
+from ..plumbing.logs import Commit, parse_line
+from ..plumbing.names import is_valid_name
+from ..plumbing.objects import hash_bytes
+from .sharing import (
+    AHEAD,
+    DEFAULT_REMOTE,
+    DIVERGED,
+    FAST_FORWARD,
+    NEW,
+    SESSION_REFS,
+    UP_TO_DATE,
+    Outcome,
+    open_git,
+    parse_subject,
+    tracking_prefix,
+    tree_blobs,
+)
+
+if TYPE_CHECKING:
+    from .store import SessionStore
+
+Chain = list[tuple[str, int, str]]
+"""A remote session as (git commit, seq, store commit id), oldest first."""
+
+
+def pull(store: SessionStore, remote: str = DEFAULT_REMOTE, names: Sequence[str] = ()) -> list[Outcome]:
+    """Fetch the remote's sessions (all, or `names`) and bring the local store up to them."""
+    git = open_git(store, remote)
+    if names:
+        there = git.ls_remote(remote, SESSION_REFS)
+        missing = [n for n in names if n not in there]
+        if missing:
+            have = f" (it has: {', '.join(sorted(there))})" if there else " (it has no sessions)"
+            raise UnknownRevision(f"no session {missing[0]!r} on remote {remote!r}{have}")
+    prefix = tracking_prefix(remote)
+    wanted = [f"+{SESSION_REFS}{n}:{prefix}{n}" for n in names] or [f"+{SESSION_REFS}*:{prefix}*"]
+    git.run("fetch", "--no-tags", "--quiet", remote, *wanted, what=f"git fetch from {remote!r}")
+    tips = {n: sha for n, (sha, _) in git.refs(prefix).items()}
+    chosen = list(names) or sorted(tips)
+    return [_pull_one(store, git, remote, name, tips[name]) for name in chosen]
+
+
+def read_chain(git: Git, name: str, tip: str) -> Chain:
+    """The remote session at `tip`, checked to be a linear chain of sessionstore commits."""
+    out: Chain = []
+    for sha, parents, subj in git.chain(tip):
+        parsed = parse_subject(subj)
+        expect = [out[-1][0]] if out else []
+        if parsed is None or parents != expect or parsed[0] != len(out) + 1:
+            raise GitError(
+                f"remote session {name!r} is not a sessionstore chain at git commit {sha[:12]}: "
+                "nothing was pulled; it was not written by `session push`"
+            )
+        out.append((sha, parsed[0], parsed[1]))
+    return out
+
+
+def _pull_one(store: SessionStore, git: Git, remote: str, name: str, tip: str) -> Outcome:
+    chain = read_chain(git, name, tip)
+    local = _local_ids(store, name)
+    common = _common(local, chain)
+    if common == len(chain):
+        return Outcome(name, UP_TO_DATE if common == len(local) else AHEAD, len(local) - common)
+    if common == len(local):
+        _import(store, git, name, chain[common:], local)
+        return Outcome(name, NEW if not local else FAST_FORWARD, len(chain) - common)
+    copy = divergence_name(name, remote, chain[common][2])
+    theirs = _local_ids(store, copy)
+    done = _common(theirs, chain)
+    if done < len(theirs):
+        raise SessionStoreError(
+            f"session {copy!r} (the copy of {remote}'s {name!r}) has commits of its own: rename it "
+            f"(`session fork {copy} NEW`) and pull again; nothing was pulled"
+        )
+    if done < len(chain):
+        _import(store, git, copy, chain[done:], theirs)
+    return Outcome(name, DIVERGED, len(chain) - done, into=copy)
+
+
+def divergence_name(name: str, remote: str, first_theirs: str) -> str:
+    """`NAME-<remote>-<short id>`, shortened to a valid session name when needed."""
+    tag = re.sub(r"[^A-Za-z0-9._-]", "-", remote).strip(".-") or "remote"
+    tail = f"-{tag}-{first_theirs[:7]}"
+    candidate = name[: 128 - len(tail)] + tail
+    return candidate if is_valid_name(candidate) else f"{name[:100]}-{first_theirs[:7]}"
+
+
+def _local_ids(store: SessionStore, name: str) -> list[Commit]:
+    if not store.exists(name):
+        return []
+    return store.log(name).scan(since_reset=False)[0]
+
+
+def _common(local: Sequence[Commit], chain: Chain) -> int:
+    n = 0
+    for mine, (_, _, theirs) in zip(local, chain, strict=False):
+        if mine.id != theirs:
+            break
+        n += 1
+    return n
+
+
+def _import(store: SessionStore, git: Git, name: str, part: Chain, before: Sequence[Commit]) -> None:
+    """Append the remote commits `part` after `before` (the local log) to session `name`."""
+    lines = list(git.cat(f"{sha}:line" for sha, _, _ in part))
+    head = before[-1] if before else None
+    commits: list[Commit] = []
+    for (sha, _, cid), data in zip(part, lines, strict=True):
+        commit = parse_line(data.rstrip(b"\n"), name, 0) if data and data.endswith(b"\n") else None
+        if (
+            data is None
+            or commit is None
+            or data.count(b"\n") != 1
+            or commit.id != cid
+            or commit.parent != (head.id if head else None)
+            or commit.seq != (head.seq + 1 if head else 1)
+        ):
+            raise GitError(
+                f"remote commit {cid[:7]} of session {name!r} (git {sha[:12]}) does not verify: "
+                "nothing was pulled; the remote's copy is damaged"
+            )
+        commits.append(commit)
+        head = commit
+    needed: dict[str, str] = {}  # store blob id -> "<git commit>:objects/<id>"
+    for (sha, _, _), commit in zip(part, commits, strict=True):
+        for oid in tree_blobs(commit):
+            if oid not in needed and not store.objects.exists(oid):
+                needed[oid] = f"{sha}:objects/{oid}"
+    blobs = dict(zip(needed, git.cat(needed.values()), strict=True))
+    for oid, data in blobs.items():
+        if data is None or hash_bytes(data) != oid:
+            raise GitError(
+                f"blob {oid[:12]} of session {name!r} is missing or corrupt on the remote: nothing was pulled"
+            )
+    with store.lock(name):
+        log = store.log(name)
+        now, valid_end = log.scan(since_reset=False) if log.exists() else ([], 0)
+        if [c.id for c in now] != [c.id for c in before]:
+            raise SessionStoreError(f"session {name!r} changed while pulling: pull again")
+        write_objects(store, blobs)  # type: ignore[arg-type]  (verified: no None left)
+        if log.exists() and log.path.stat().st_size > valid_end:
+            truncate_durable(log.path, valid_end)  # a torn tail from a crash: not data
+        offset = append_durable(log.path, b"".join(lines))  # type: ignore[arg-type]
+        k = sum(1 for c in before if c.kind == "compaction")
+        for commit, data in zip(commits, lines, strict=True):
+            if commit.kind == "compaction":
+                k += 1
+                store.refs.create(name, k, commit.id, offset)
+            offset += len(data)  # type: ignore[arg-type]
+    git.update_ref(f"{SESSION_REFS}{name}", part[-1][0])
+
+
+def write_objects(store: SessionStore, blobs: dict[str, bytes]) -> None:
+    """Write many verified blobs durably: each to a synced temp file linked into place, then every
+    touched fan-out directory synced once (not once per blob, as single writes must)."""
+    fans: set[Path] = set()
+    new_fan = False
+    for oid, data in blobs.items():
+        final = store.objects.path(oid)
+        fan = final.parent
+        if not fan.is_dir():
+            fan.mkdir(parents=True, exist_ok=True)
+            new_fan = True
+        tmp = write_temp(fan, data)
+        try:
+            os.link(tmp, final)
+        except FileExistsError:
+            pass  # an equal object is there already
+        finally:
+            tmp.unlink()
+        fans.add(fan)
+    for fan in fans:
+        fsync_dir(fan)
+    if new_fan:
+        fsync_dir(store.objects.dir)
