@@ -182,7 +182,7 @@ class Git:
         """
         with tempfile.TemporaryFile() as errors:
             proc = subprocess.Popen(
-                ["git", "-C", str(self.top), "fast-import", "--quiet", "--done", *(["--force"] if force else [])],
+                ["git", "-C", str(self.top), "fast-import", "--quiet", "--done", *(["--force"] * force)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=errors,

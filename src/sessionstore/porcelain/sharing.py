@@ -214,10 +214,7 @@ def scan_outgoing(git: Git, name: str, tip: str, exclude: Sequence[str]) -> tupl
         text = data.decode(errors="replace")
         for pattern_name, pattern in REDACTION_PATTERNS:
             if pattern.search(text):
-                if key == "line":
-                    commit = parse_line(data.rstrip(b"\n"), name, 0)
-                else:
-                    commit = owner.get(key)
+                commit = parse_line(data.rstrip(b"\n"), name, 0) if key == "line" else owner.get(key)
                 where = f"commit {commit.id[:7]} ({name}@{commit.seq})" if commit else f"blob {key[:12]}"
                 return where, pattern_name
     return None
