@@ -100,7 +100,7 @@ def test_plain_git_fetch_sees_the_same_refs_holding_the_exact_log_lines(team, tm
 
 
 def test_push_sends_only_new_commits_and_old_git_commits_keep_their_ids(team, tmp_path: Path) -> None:
-    _, alice, bob = team
+    _, alice, _ = team
     busy(alice, "fix-auth", 3)
     push(alice)
     first = remote_refs(tmp_path)["refs/sessions/fix-auth"]
@@ -207,7 +207,7 @@ def test_a_push_killed_mid_transfer_leaves_the_remote_as_it_was(team, tmp_path: 
     hook = tmp_path / "origin.git" / "hooks" / "pre-receive"
     hook.write_text(f"#!/bin/sh\ntouch '{marker}'\nsleep 30\n")
     hook.chmod(0o755)
-    code = "import sys; from sessionstore.porcelain.sharing import push; from sessionstore import SessionStore\n"
+    code = "from sessionstore.porcelain.sharing import push\nfrom sessionstore import SessionStore\n"
     code += f"push(SessionStore.open({str(alice.root)!r}))\n"
     proc = subprocess.Popen([sys.executable, "-c", code], start_new_session=True, env=os.environ.copy())
     deadline = time.monotonic() + 20
@@ -227,17 +227,17 @@ def test_a_push_killed_mid_transfer_leaves_the_remote_as_it_was(team, tmp_path: 
 
 def test_mistakes_are_named_and_nothing_is_written(team, tmp_path: Path) -> None:
     _, alice, bob = team
-    with pytest.raises(GitError, match="no git remote 'upstream'.*git remote add upstream"):
+    with pytest.raises(GitError, match=r"no git remote 'upstream'.*git remote add upstream"):
         push(alice, "upstream")
     with pytest.raises(UnknownRevision, match="no session 'nope'"):
         push(alice, "origin", ["nope"])
     busy(alice, "fix-auth", 1)
     push(alice)
-    with pytest.raises(UnknownRevision, match="no session 'fix-atuh' on remote 'origin'.*fix-auth"):
+    with pytest.raises(UnknownRevision, match=r"no session 'fix-atuh' on remote 'origin'.*fix-auth"):
         pull(bob, "origin", ["fix-atuh"])
     assert bob.sessions() == []
     lone = SessionStore.open(tmp_path / "nogit" / ".sessions")
-    with pytest.raises(GitError, match="not inside a git repository.*git init"):
+    with pytest.raises(GitError, match=r"not inside a git repository.*git init"):
         push(lone)
 
 

@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ..errors import SessionStoreError, UnknownRevision
-from ..memory.redact import REDACTION_PATTERNS
+from ..memory.redact import find_secret_in
 from ..plumbing.git import Git, GitError
 from ..plumbing.logs import Commit, parse_line
 
@@ -211,12 +211,11 @@ def scan_outgoing(git: Git, name: str, tip: str, exclude: Sequence[str]) -> tupl
         else:
             blobs.append((paths[sha][len("objects/") :], data))
     for key, data in blobs:
-        text = data.decode(errors="replace")
-        for pattern_name, pattern in REDACTION_PATTERNS:
-            if pattern.search(text):
-                commit = parse_line(data.rstrip(b"\n"), name, 0) if key == "line" else owner.get(key)
-                where = f"commit {commit.id[:7]} ({name}@{commit.seq})" if commit else f"blob {key[:12]}"
-                return where, pattern_name
+        pattern_name = find_secret_in(data)
+        if pattern_name:
+            commit = parse_line(data.rstrip(b"\n"), name, 0) if key == "line" else owner.get(key)
+            where = f"commit {commit.id[:7]} ({name}@{commit.seq})" if commit else f"blob {key[:12]}"
+            return where, pattern_name
     return None
 
 
