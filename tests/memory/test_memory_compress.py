@@ -188,3 +188,20 @@ def test_squash_keeps_headings_fits_and_is_idempotent(lines: list[str], max_line
         assert headings(once) == headings(lines)
         assert len(once) <= max(max_lines, len(headings(lines)))
         assert not compress_memory_file(path, caps, only_past_caps=True).changed
+
+
+def test_a_298_line_squash_keeps_every_old_note_as_a_month_fold() -> None:
+    """The issue's case: 100 session notes over four months plus 190 lines of facts."""
+    import re
+
+    facts = ["# M", "", "## Conventions", *[f"- rule number {i} of the team" for i in range(192)], ""]
+    notes = ["## Session notes", ""]
+    notes += [f"- 2026-{6 + i // 25:02d}-{1 + i % 25:02d} s{i}: did task {i}" for i in range(100)]
+    lines = facts + notes
+    assert len(lines) == 298
+    result = compress_lines(lines, Settings(memory_max_lines=200))
+    assert len(result.lines) <= 200
+    folds = [re.match(r"- 2026-\d\d \((\d+) sessions\)", line) for line in result.lines]
+    kept = sum(int(m.group(1)) for m in folds if m)
+    bullets = sum(1 for line in result.lines if re.match(r"- 2026-\d\d-\d\d s\d+:", line))
+    assert kept + bullets == 100  # every note is either still there or counted in its month's fold
