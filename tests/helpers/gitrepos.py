@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,17 @@ ISOLATED = {
     "GIT_COMMITTER_EMAIL": "test@example.invalid",
     "GIT_TERMINAL_PROMPT": "0",
 }
+
+
+def git_env(**extra: str) -> dict[str, str]:
+    """This process's environment with `ISOLATED` applied and this interpreter's bin directory first on
+    PATH, so the `session` that git runs (a hook, the merge driver) is the one under test."""
+    env = dict(os.environ)
+    env.update(ISOLATED)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env.pop("SESSIONSTORE_DIR", None)
+    env.update(extra)
+    return env
 
 
 def isolate_git(monkeypatch: pytest.MonkeyPatch) -> None:

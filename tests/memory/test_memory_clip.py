@@ -93,7 +93,8 @@ def test_month_folds_survive_the_clip() -> None:
 
 
 def test_the_newest_section_is_the_last_to_lose_lines() -> None:
-    lines = ["# M", "## Old", *[f"- old {i}" for i in range(10)], "## New", *[f"- new {i}" for i in range(30)]]
+    lines = ["# M", "## Old", *[f"- old {i}" for i in range(10)]]
+    lines += ["## New", *[f"- new {i}" for i in range(30)]]
     kept, dropped = clip_lines_to_budget(lines, 33, 10**6)
     assert len(kept) == 33
     assert all(line.startswith("- old") for line in dropped)  # though "New" is the larger section
