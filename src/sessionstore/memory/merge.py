@@ -149,8 +149,9 @@ def merge_three(base: list[str], ours: list[str], theirs: list[str]) -> list[str
     """The structured three-way merge of three versions of a MEMORY.md (the caps are not applied).
 
     Section order is ours, with a section only theirs has placed after the section it follows in
-    theirs. Within a section: our units, less those theirs deleted (present in base, absent from
-    theirs), then theirs' additions (absent from base and ours), in their order. A section one side
+    theirs (before the one it precedes, when it comes first; at the end, when theirs shares none).
+    Within a section: our units, less those theirs deleted (present in base, absent from theirs),
+    then theirs' additions (absent from base and ours), in their order. A section one side
     removed whole while the other left it as in base is removed; one changed on the kept side stays.
     """
     b = {s.key: s for s in _grouped(split_sections(base))}
@@ -162,8 +163,9 @@ def merge_three(base: list[str], ours: list[str], theirs: list[str]) -> list[str
     for i, section in enumerate(t_list):
         if section.key in o:
             continue
-        before = next((t_list[j].key for j in range(i - 1, -1, -1) if t_list[j].key in order), None)
-        at = order.index(before) + 1 if before in order else (1 if order and order[0] is None else 0)
+        before = [t_list[j].key for j in range(i - 1, -1, -1) if t_list[j].key in order]
+        after = [t_list[j].key for j in range(i + 1, len(t_list)) if t_list[j].key in order]
+        at = order.index(before[0]) + 1 if before else order.index(after[0]) if after else len(order)
         order.insert(at, section.key)
     merged: list[Section] = []
     for key in order:

@@ -186,7 +186,8 @@ def write_objects(store: SessionStore, blobs: dict[str, bytes]) -> None:
     2,000 blobs spent 2 s in per-file syncs under load, 0.3 s this way). Elsewhere each temp file is
     synced on its own, as `ObjectStore.write` does.
     """
-    fans = {store.objects.path(oid).parent for oid in blobs}
+    paths = {oid: store.objects.path(oid) for oid in blobs}
+    fans = {path.parent for path in paths.values()}
     new_fan = False
     for fan in fans:
         if not fan.is_dir():
@@ -196,7 +197,7 @@ def write_objects(store: SessionStore, blobs: dict[str, bytes]) -> None:
     temps: list[tuple[Path, Path]] = []
     try:
         for oid, data in blobs.items():
-            final = store.objects.path(oid)
+            final = paths[oid]
             tmp = write_temp(final.parent, data) if syncfs is None else _write_unsynced(final.parent, data)
             temps.append((tmp, final))
         if syncfs is not None:
@@ -220,7 +221,7 @@ def _write_unsynced(directory: Path, data: bytes) -> Path:
     """`data` in a new temp file in `directory` (umask applies), not yet synced: the caller syncs."""
     import secrets
 
-    path = directory / f".tmp-pull-{secrets.token_hex(8)}"
+    path = Path(os.path.join(directory, f".tmp-pull-{secrets.token_hex(8)}"))
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
     try:
         view = memoryview(data)
