@@ -37,6 +37,20 @@ from sessionstore.porcelain.store import SessionStore
 
 TRANSCRIPT = REALDATA / "claude_code" / "codemie_session-3fe1b6bc.jsonl"
 HEADING = "## Sharing (issue 12)"
+NOTES = """\
+Where a pull's time goes (cProfile of one 5,000-turn pull, 6.5 s, on the same machine while other
+helpers ran their suites): `git fetch` itself 2.0 s; writing the 5,000 blob files 2.5 s (creating and
+writing each temp file 1.3 s, then one `syncfs`, the links and 256 directory syncs); reading 10,000
+objects through one `git cat-file --batch` 0.9 s; building object paths (`pathlib`) 0.6 s; verifying
+lines and blobs (sha256, the chain) the rest. git keeps the same objects in one packfile; the store's
+format is one file per blob, so a pull pays one file creation per turn, which is what misses the 2x
+goal: syncing blob by blob had cost 5.5 ms each here (one `syncfs` for all of them replaced that), and
+the remaining cost is the per-file metadata work. The fix that would meet it is a store-side pack
+format, not a faster writer. Push: the export is one `git fast-import` stream for every session; the
+secret scan reads every object the remote lacks and runs `find_secret_in` over it (str.find/bytes.find
+anchors, the regexes only where an anchor occurs: a plain regex pass per pattern took 15 s for 2,000
+turns). Timings on this shared machine moved by up to 2x between runs (a `git fetch` of the same refs
+took 1.97-4.69 s); the sizes do not move."""
 
 
 def source_messages() -> tuple[list[ModelMessage], str]:
@@ -186,11 +200,8 @@ def main() -> None:
 
         lines = [
             ratio("pull (fetch + verify + durable write) vs git fetch", ours_pull, plain_fetch, 2.0),
-            ratio(
-                "push (export + secret scan + git push) vs git push of the exported ref",
-                ours_push,
-                plain_push,
-            ),
+            ratio("push (export + git push, no scan) vs git push of the exported ref", ours_push, plain_push),
+            ratio("secret scan of everything a first push sends vs git push", scan, plain_push),
             ratio("remote .git after the push vs the store's raw bytes", packed, raw, 1.0, unit="bytes"),
             ratio("remote .git after `git gc` vs the store's raw bytes", gced, raw, 1.0, unit="bytes"),
             ratio(
@@ -207,9 +218,11 @@ def main() -> None:
         f"Workload: {args.turns:,} turns of two messages from {workload}, made distinct by `run_id`,",
         "a checkpoint every 1,000 turns; a bare",
         f"remote over file://. Each time is the minimum of {args.runs} runs, each against a fresh remote or",
-        "clone; the pulled store was checked byte-identical to the pushed one and fsck clean.",
+        "clone; the pulled log was checked byte-identical to the pushed one and the pulled store fsck clean.",
         "",
         *[f"- {line}" for line in lines],
+        "",
+        NOTES,
     ]
     write_section(HEADING, "\n".join(section) + "\n")
 
