@@ -51,10 +51,10 @@ def _diverge(repo: Path) -> None:
     memory = repo / "MEMORY.md"
     git(repo, "checkout", "-qb", "other")
     memory.write_text(memory.read_text() + "- gotcha from bob\n")
-    append_session_summary(memory, "bob-session", "fixed the cache")
+    append_session_summary(memory, "bob-session", "fixed the cache", Settings())
     git(repo, "commit", "-qam", "bob")
     git(repo, "checkout", "-q", "main")
-    append_session_summary(memory, "alice-session", "added the login page")
+    append_session_summary(memory, "alice-session", "added the login page", Settings())
     git(repo, "commit", "-qam", "alice")
 
 

@@ -124,7 +124,20 @@ def merge_duplicate_headings(lines: list[str]) -> Shrunk:
     grouped = _grouped(sections)
     for section in grouped:
         section.body = _deduped(section.body, removed)
-    return Shrunk(render(grouped), removed)
+    return Shrunk(_settled(render(grouped), removed), removed)
+
+
+def _settled(lines: list[str], removed: list[str]) -> list[str]:
+    """Dedupe again until nothing changes: joining sections can re-attach an indented line that opened
+    one to the bullet now above it, making a unit that repeats another (lines only ever go)."""
+    while True:
+        sections = split_sections(lines)
+        for section in sections:
+            section.body = _deduped(section.body, removed)
+        again = render(sections)
+        if again == lines:
+            return lines
+        lines = again
 
 
 def _deduped(body: list[Unit], removed: list[str]) -> list[Unit]:
@@ -166,14 +179,14 @@ def merge_three(base: list[str], ours: list[str], theirs: list[str]) -> list[str
         before = [t_list[j].key for j in range(i - 1, -1, -1) if t_list[j].key in order]
         after = [t_list[j].key for j in range(i + 1, len(t_list)) if t_list[j].key in order]
         at = order.index(before[0]) + 1 if before else order.index(after[0]) if after else len(order)
-        order.insert(at, section.key)
+        order.insert(0 if section.key is None else at, section.key)  # text before any heading stays so
     merged: list[Section] = []
     for key in order:
         section = _merge_section(b.get(key), o.get(key), t.get(key))
         if section is not None:
             section.body = _deduped(section.body, [])
             merged.append(section)
-    return render(merged)
+    return _settled(render(merged), [])
 
 
 def _merge_section(base: Section | None, ours: Section | None, theirs: Section | None) -> Section | None:

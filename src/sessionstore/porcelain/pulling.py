@@ -44,7 +44,7 @@ from .sharing import (
 )
 
 if TYPE_CHECKING:
-    from .store import SessionStore
+    from .layout import StoreLayout as SessionStore
 
 Chain = list[tuple[str, int, str]]
 """A remote session as (git commit, seq, store commit id), oldest first."""

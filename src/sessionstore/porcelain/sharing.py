@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from ..errors import SessionStoreError, UnknownRevision
+from ..errors import SessionStoreError
 from ..memory.redact import find_secret_in
 from ..plumbing.git import Git, GitError
 from ..plumbing.logs import Commit, parse_line
 
 if TYPE_CHECKING:
-    from .store import SessionStore
+    from .layout import StoreLayout as SessionStore
 
 SESSION_REFS = "refs/sessions/"
 AUTHOR = b"sessionstore <sessionstore@localhost>"
@@ -88,8 +88,7 @@ def check_shareable(store: SessionStore, names: Sequence[str]) -> list[str]:
     """`names` (default: every session), each an existing session whose name is a valid git ref."""
     chosen = list(names) or store.sessions()
     for name in chosen:
-        if not store.exists(name):
-            raise UnknownRevision(f"no session {name!r} in {store.root}: see `session list`")
+        store.require(name)  # "no session ...; did you mean ...?"
         if name.endswith((".", ".lock")):
             raise SessionStoreError(
                 f"session {name!r} cannot be a git ref (it ends in '.' or '.lock'): "
