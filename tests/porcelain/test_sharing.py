@@ -52,6 +52,20 @@ def busy(store: SessionStore, name: str, turns: int, writer: int = 0) -> None:
         session.append(tagged_turn(writer, i))
 
 
+def shared(alice: SessionStore, bob: SessionStore) -> None:
+    """Alice starts fix-auth and pushes it; Bob pulls it: both clones hold the same two turns."""
+    busy(alice, "fix-auth", 2)
+    push(alice)
+    pull(bob)
+
+
+def plain_fetch(path: Path, url: str, spec: str) -> Path:
+    """A fresh repository at `path` that fetched `spec` from `url` with plain git (no sessionstore)."""
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    git(path, "fetch", "-q", url, spec)
+    return path
+
+
 def statuses(outcomes) -> dict[str, str]:
     return {o.name: o.status for o in outcomes}
 
@@ -82,9 +96,7 @@ def test_plain_git_fetch_sees_the_same_refs_holding_the_exact_log_lines(team, tm
     url, alice, _ = team
     busy(alice, "fix-auth", 3)
     push(alice)
-    other = tmp_path / "plain"
-    subprocess.run(["git", "init", "-q", str(other)], check=True)
-    git(other, "fetch", "-q", url, "refs/sessions/*:refs/remotes/origin/sessions/*")
+    other = plain_fetch(tmp_path / "plain", url, "refs/sessions/*:refs/remotes/origin/sessions/*")
     tip = git(other, "rev-parse", "refs/remotes/origin/sessions/fix-auth").strip()
     assert tip == remote_refs(tmp_path)["refs/sessions/fix-auth"]
     log_lines = alice.log("fix-auth").path.read_bytes().splitlines(keepends=True)
@@ -114,9 +126,7 @@ def test_push_sends_only_new_commits_and_old_git_commits_keep_their_ids(team, tm
 
 def test_re_push_after_pull_fast_forwards_both_ways(team) -> None:
     _, alice, bob = team
-    busy(alice, "fix-auth", 2)
-    push(alice)
-    pull(bob)
+    shared(alice, bob)
     bob.session("fix-auth").append(tagged_turn(1, 0))
     assert statuses(push(bob)) == {"fix-auth": PUSHED}  # bob's export continues alice's git commits
     [outcome] = pull(alice)
@@ -129,9 +139,7 @@ def test_re_push_after_pull_fast_forwards_both_ways(team) -> None:
 
 def test_divergence_ends_as_two_complete_sessions_and_nothing_is_lost(team) -> None:
     _, alice, bob = team
-    busy(alice, "fix-auth", 2)
-    push(alice)
-    pull(bob)
+    shared(alice, bob)
     alice.session("fix-auth").append(tagged_turn(0, 100))
     alice.session("fix-auth").compact()
     bob.session("fix-auth").append(tagged_turn(1, 200))
@@ -258,9 +266,7 @@ def test_a_tampered_line_on_the_remote_is_refused(team, tmp_path: Path) -> None:
     url, alice, bob = team
     busy(alice, "fix-auth", 2)
     push(alice)
-    work = tmp_path / "tamper"
-    subprocess.run(["git", "init", "-q", str(work)], check=True)
-    git(work, "fetch", "-q", url, "refs/sessions/fix-auth:refs/heads/x")
+    work = plain_fetch(tmp_path / "tamper", url, "refs/sessions/fix-auth:refs/heads/x")
     git(work, "checkout", "-q", "x")
     line = (work / "line").read_bytes()
     (work / "line").write_bytes(line.replace(b'"turn"', b'"TURN"'))
