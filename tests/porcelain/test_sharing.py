@@ -289,3 +289,33 @@ def test_a_store_blob_that_is_corrupt_is_never_pushed(team, tmp_path: Path) -> N
     with pytest.raises(SessionStoreError, match="corrupt"):
         push(alice)
     assert remote_refs(tmp_path) == {}
+
+
+def test_a_pull_killed_at_any_instant_is_finished_by_the_next_pull(team, tmp_path: Path) -> None:
+    """Real kill -9 of `pull` at spread instants: each time the store is whole (fsck clean but for a
+    torn tail or a missing ref, both derivable), and the next pull completes it byte for byte."""
+    _, alice, bob = team
+    session = alice.session("fix-auth")
+    for i in range(120):
+        session.append(tagged_turn(0, i))
+        if i % 40 == 39:
+            session.compact()
+    push(alice)
+    code = "from sessionstore.porcelain.pulling import pull\nfrom sessionstore import SessionStore\n"
+    code += f"pull(SessionStore.open({str(bob.root)!r}))\n"
+    for delay in (0.35, 0.6, 0.9, 1.3):
+        proc = subprocess.Popen([sys.executable, "-c", code], start_new_session=True, env=os.environ.copy())
+        time.sleep(delay)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        report = bob.fsck()
+        for problem in report.problems:
+            assert "torn last line" in problem or "is missing; `session fsck --repair`" in problem, problem
+    [outcome] = pull(bob)
+    assert outcome.status in (NEW, FAST_FORWARD, UP_TO_DATE)
+    assert bob.fsck().ok
+    files = store_files(bob)
+    leftovers = {name for name in files if "/.tmp-" in name}  # temp files of a killed write
+    stray = {str(p.relative_to(bob.root)) for p in bob.objects.stray_temps()}  # gc removes these
+    assert {name for name in leftovers if name.startswith("objects/")} == stray
+    assert {k: v for k, v in files.items() if k not in leftovers} == store_files(alice)

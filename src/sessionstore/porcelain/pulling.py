@@ -9,7 +9,7 @@ Writing pulled commits is done here over plumbing, not through `Session` (whose 
 lines): every line is verified (its id hashes, it chains onto the local head), every blob is verified
 against its name and written durably BEFORE the lines naming it, then all lines go in one fsynced
 append under the session lock, and the checkpoint refs the log implies are created last (they are
-derivable: `session fsck --repair` recreates one a crash left out).
+derivable, and the next pull, or `session fsck --repair`, recreates one a crash left out).
 """
 
 from __future__ import annotations
@@ -87,6 +87,9 @@ def _pull_one(store: SessionStore, git: Git, remote: str, name: str, tip: str) -
     local = _local_ids(store, name)
     common = _common(local, chain)
     if common == len(chain):
+        if len(local) == common and local and any(c.kind == "compaction" for c in local):
+            with store.lock(name):
+                ensure_checkpoint_refs(store, name, local)  # a pull killed before its refs: finish it
         return Outcome(name, UP_TO_DATE if common == len(local) else AHEAD, len(local) - common)
     if common == len(local):
         _import(store, git, name, chain[common:], local)
@@ -170,14 +173,28 @@ def _import(store: SessionStore, git: Git, name: str, part: Chain, before: Seque
         write_objects(store, blobs, paths)  # type: ignore[arg-type]  (verified: no None left)
         if log.exists() and log.path.stat().st_size > valid_end:
             truncate_durable(log.path, valid_end)  # a torn tail from a crash: not data
-        offset = append_durable(log.path, b"".join(lines))  # type: ignore[arg-type]
-        k = sum(1 for c in before if c.kind == "compaction")
-        for commit, data in zip(commits, lines, strict=True):
-            if commit.kind == "compaction":
-                k += 1
-                store.refs.create(name, k, commit.id, offset)
-            offset += len(data)  # type: ignore[arg-type]
+        append_durable(log.path, b"".join(lines))  # type: ignore[arg-type]
+        ensure_checkpoint_refs(store, name)
     git.update_ref(f"{SESSION_REFS}{name}", part[-1][0])
+
+
+def ensure_checkpoint_refs(
+    store: SessionStore, name: str, commits: Sequence[Commit] | None = None
+) -> list[int]:
+    """Create the checkpoint refs the log of `name` implies and lacks (caller holds its lock): the
+    pulled compactions', and any a pull killed between its append and its refs left out. Refs are
+    derivable from the log (DESIGN §2), so this is a repair, never a guess. `commits`: the whole log,
+    when the caller has scanned it already. Returns the numbers made."""
+    have = {ref.k for ref in store.refs.list(name)}
+    if commits is None:
+        commits = store.log(name).scan(since_reset=False)[0]
+    compactions = [c for c in commits if c.kind == "compaction"]
+    made = []
+    for k, commit in enumerate(compactions, start=1):
+        if k not in have:
+            store.refs.create(name, k, commit.id, commit.offset)
+            made.append(k)
+    return made
 
 
 def write_objects(store: SessionStore, blobs: dict[str, bytes], paths: dict[str, Path] | None = None) -> None:
