@@ -208,6 +208,7 @@ PORCELAIN_FLOORS = {
     "revisions": 1,
     "maintenance": 2,
     "sharing": 1,
+    "pulling": 2,
     "search": 1,
     "naming": 2,
     "diff": 2,

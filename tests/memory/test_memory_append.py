@@ -124,7 +124,7 @@ def test_invalid_session_name_is_refused(tmp_path: Path) -> None:
 
 def test_record_session_end_without_memory_file_writes_nothing(tmp_path: Path) -> None:
     update = record_session_end(tmp_path / "MEMORY.md", "s", "x", Settings())
-    assert not update.changed and "session memory init" in update.notes[0]
+    assert not update.changed and update.missing and "session memory init" in update.describe()
     assert not (tmp_path / "MEMORY.md").exists()
 
 
@@ -180,3 +180,15 @@ def test_extractive_summary_becomes_its_goal_without_placeholders_or_repeats() -
     assert line.startswith("Please fix the expired token path in src/auth.py")
     assert "none recorded" not in line and "extractive summary" not in line
     assert line.count("expired token path") == 1
+
+
+def test_a_plain_append_says_appended_and_a_clamp_says_clamp(tmp_path: Path) -> None:
+    path = tmp_path / "MEMORY.md"
+    path.write_text(template_text())
+    plain = append_session_summary(path, "fix-auth", "did it", Settings(), today=DAY)
+    assert plain.method == "append" and "(append)" in plain.describe()
+    lines = ["# M", "## Session notes", *[f"- 2026-10-{1 + i % 28:02d} s{i}: t{i}" for i in range(20)]]
+    path.write_text(join_lines(lines))
+    settings = Settings(memory_max_lines=15, memory_compression_enabled=False)
+    clamped = append_session_summary(path, "new", "latest", settings, today=DAY)
+    assert clamped.method == "clamp" and "clamp" in clamped.describe()

@@ -80,3 +80,22 @@ def test_clamp_invariants(lines: list[str], max_lines: int, max_bytes: int) -> N
     assert len(kept) + len(dropped) == len(lines)
     remaining = iter(lines)
     assert all(any(line == candidate for candidate in remaining) for line in kept)
+
+
+def test_month_folds_survive_the_clip() -> None:
+    """A fold stands for every old note of its month: dropping it loses them all (issue 12)."""
+    lines = ["# M", "## Conventions", *[f"- rule {i}" for i in range(60)], "", "## Session notes", ""]
+    lines += [f"- 2026-{m:02d} (25 sessions): work of month {m}" for m in range(6, 10)]
+    lines += [f"- 2026-10-{d:02d} s{d}: did {d}" for d in range(1, 11)]
+    kept, dropped = clip_lines_to_budget(lines, 60, 10**6, keep_newest=10)
+    assert [line for line in lines if "(25 sessions)" in line] == [line for line in kept if "(25" in line]
+    assert all(line.startswith("- rule") or not line for line in dropped)
+
+
+def test_the_newest_section_is_the_last_to_lose_lines() -> None:
+    lines = ["# M", "## Old", *[f"- old {i}" for i in range(10)]]
+    lines += ["## New", *[f"- new {i}" for i in range(30)]]
+    kept, dropped = clip_lines_to_budget(lines, 33, 10**6)
+    assert len(kept) == 33
+    assert all(line.startswith("- old") for line in dropped)  # though "New" is the larger section
+    assert [line for line in kept if line.startswith("- new")] == lines[-30:]

@@ -14,7 +14,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from sessionstore.accounting.settings import Settings
 from sessionstore.memory.compress import compress_lines, compress_memory_file
-from sessionstore.memory.document import headings, join_lines, split_lines
+from sessionstore.memory.document import heading_of, headings, join_lines, split_lines
 
 SMALL = Settings(memory_max_lines=30, memory_max_bytes=25_000)
 
@@ -176,6 +176,18 @@ MEMORY_LINE = st.one_of(
 )
 
 
+def _each_heading_once(found: list[str]) -> list[str]:
+    """The first of each heading (same level and title, any case): squash merges repeated ones."""
+    seen: set[object] = set()
+    out = []
+    for line in found:
+        key = heading_of(line)
+        if key is not None and (key[0], key[1].casefold()) not in seen:
+            seen.add((key[0], key[1].casefold()))
+            out.append(line)
+    return out
+
+
 @hyp_settings(max_examples=120, deadline=None)
 @given(st.lists(MEMORY_LINE, max_size=80), st.integers(5, 40))
 def test_squash_keeps_headings_fits_and_is_idempotent(lines: list[str], max_lines: int) -> None:
@@ -185,6 +197,23 @@ def test_squash_keeps_headings_fits_and_is_idempotent(lines: list[str], max_line
         path.write_text(join_lines(lines))
         compress_memory_file(path, caps, only_past_caps=True)
         once = split_lines(path.read_text())
-        assert headings(once) == headings(lines)
+        assert headings(once) == _each_heading_once(headings(lines))
         assert len(once) <= max(max_lines, len(headings(lines)))
         assert not compress_memory_file(path, caps, only_past_caps=True).changed
+
+
+def test_a_298_line_squash_keeps_every_old_note_as_a_month_fold() -> None:
+    """The issue's case: 100 session notes over four months plus 190 lines of facts."""
+    import re
+
+    facts = ["# M", "", "## Conventions", *[f"- rule number {i} of the team" for i in range(192)], ""]
+    notes = ["## Session notes", ""]
+    notes += [f"- 2026-{6 + i // 25:02d}-{1 + i % 25:02d} s{i}: did task {i}" for i in range(100)]
+    lines = facts + notes
+    assert len(lines) == 298
+    result = compress_lines(lines, Settings(memory_max_lines=200))
+    assert len(result.lines) <= 200
+    folds = [re.match(r"- 2026-\d\d \((\d+) sessions\)", line) for line in result.lines]
+    kept = sum(int(m.group(1)) for m in folds if m)
+    bullets = sum(1 for line in result.lines if re.match(r"- 2026-\d\d-\d\d s\d+:", line))
+    assert kept + bullets == 100  # every note is either still there or counted in its month's fold

@@ -17,11 +17,11 @@ from sessionstore.memory.dedupe import (
 from sessionstore.memory.document import parse_units
 
 
-def test_exact_duplicates_removed_first_kept_blocks_untouched() -> None:
-    lines = ["# M", "## A", "- x", "", "- x", "```", "}", "}", "```", "## B", "- x", "", ""]
+def test_exact_duplicates_keep_the_newest_place_blocks_untouched() -> None:
+    lines = ["# M", "## A", "- x", "- y", "", "- x", "```", "}", "}", "```", "## B", "- x", "", ""]
     kept, removed = remove_exact_duplicates(lines)
     assert removed == ["- x"]
-    assert kept == ["# M", "## A", "- x", "", "```", "}", "}", "```", "## B", "- x", "", ""]
+    assert kept == ["# M", "## A", "- y", "", "- x", "```", "}", "}", "```", "## B", "- x", "", ""]
 
 
 def test_exact_duplicate_units_include_sub_bullets() -> None:

@@ -54,3 +54,13 @@ def test_describe() -> None:
     update = MemoryUpdate(Path("M.md"), True, "extractive", 300, 190, 20_000, 9_000, removed=["a"])
     assert update.describe() == "M.md: 300 -> 190 lines, 20,000 -> 9,000 bytes (extractive, 1 line removed)"
     assert "unchanged" in MemoryUpdate(Path("M.md")).describe()
+
+
+def test_describe_names_a_missing_file_instead_of_calling_it_unchanged(tmp_path) -> None:
+    from sessionstore.accounting.settings import Settings
+    from sessionstore.memory.append import record_session_end
+
+    update = record_session_end(tmp_path / "MEMORY.md", "s", "x", Settings())
+    said = update.describe()
+    assert "unchanged" not in said and "0 lines" not in said
+    assert str(tmp_path / "MEMORY.md") in said and "session memory init" in said

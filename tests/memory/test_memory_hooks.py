@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.gitrepos import git_env
 from sessionstore.errors import MemoryFileError
 from sessionstore.memory.document import headings, split_lines, template_text
 from sessionstore.memory.hooks import ensure_union_merge, hook_script, init_memory, install_git_hook
@@ -19,18 +20,7 @@ BIN = Path(sys.executable).parent
 
 
 def _env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        GIT_CONFIG_GLOBAL=os.devnull,
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_AUTHOR_NAME="t",
-        GIT_AUTHOR_EMAIL="t@example.com",
-        GIT_COMMITTER_NAME="t",
-        GIT_COMMITTER_EMAIL="t@example.com",
-        PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}",
-    )
-    env.update(extra)
-    return env
+    return git_env(**extra)
 
 
 def _git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -173,3 +163,8 @@ def test_pre_commit_framework_runs_the_hook_from_this_repo(repo: Path, tmp_path:
     )
     assert second.returncode == 0, second.stdout + second.stderr
     assert (repo / "MEMORY.md").read_text() == staged
+
+
+def test_the_post_merge_hook_ships_too() -> None:
+    assert hook_script("post-merge") == (REPO / "hooks" / "post-merge").read_text("utf-8")
+    assert os.access(REPO / "hooks" / "post-merge", os.X_OK)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessionstore.memory.redact import REDACTED, redact
+from sessionstore.memory.redact import REDACTED, REDACTION_PATTERNS, find_secret, find_secret_in, redact
 
 # Fake credentials assembled at run time so secret scanners do not flag this file.
 SECRETS = {
@@ -79,8 +79,58 @@ def test_ordinary_text_is_not_redacted() -> None:
     assert redact(text) == text
 
 
+@pytest.mark.parametrize(
+    "code",
+    [
+        "authConfig.GEMINI_API_KEY = env.GEMINI_API_KEY;",  # from a real Claude Code transcript
+        "api_key = os.environ.get('API_KEY')",
+        "token: self.settings.token,",
+        "password = getpass()",
+    ],
+)
+def test_code_that_reads_a_secret_from_elsewhere_is_not_redacted(code: str) -> None:
+    """A value that is a dotted name or a call is a reference, not a secret (push refused such code)."""
+    assert redact(code) == code
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.text())
 def test_redaction_is_idempotent(text: str) -> None:
     once = redact(text)
     assert redact(once) == once
+
+
+_FRAGMENTS = [
+    "password=hunter2hunter",
+    "api_key = env.KEY",
+    "sk-ant-" + "a" * 20,
+    "xsk-ant-" + "a" * 20,
+    "Bearer abc123def456ghi789",
+    "AKIA" + "A" * 16,
+    "ghp_" + "a1" * 16,
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.sig",
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n",
+    "TOKEN: abcd1234",
+    "tokens: 20000",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_FRAGMENTS) | st.text(max_size=30), max_size=8).map(" ".join))
+def test_find_secret_finds_exactly_what_redact_would_change(text: str) -> None:
+    found = find_secret(text)
+    assert (found is None) == (redact(text) == text), (found, text)
+    if found:
+        name, pattern = next((n, p) for n, p in REDACTION_PATTERNS if n == found)
+        assert pattern.search(text), name
+
+
+def test_find_secret_names_the_pattern() -> None:
+    assert find_secret("x" * 5000 + " GITHUB=ghp_" + "a1" * 16) == "github-token"
+    assert find_secret("nothing to see, 20000 tokens") is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(_FRAGMENTS) | st.text(max_size=30), max_size=8).map(" ".join))
+def test_the_byte_scan_agrees_with_the_text_scan(text: str) -> None:
+    assert find_secret_in(text.encode()) == find_secret(text)

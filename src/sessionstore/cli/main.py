@@ -36,6 +36,8 @@ COMMANDS = {
     "chat": "chat",
     "memory": "memory_cmds",
     "hooks": "memory_cmds",
+    "push": "sharing_cmds",
+    "pull": "sharing_cmds",
 }
 
 EXIT_ERROR = 2

@@ -11,8 +11,17 @@ from ..accounting.settings import Settings
 from ..errors import SessionStoreError
 from ..memory.append import append_session_summary
 from ..memory.compress import compress_memory_file
+from ..memory.driver import merge_memory_files
 from ..memory.fileio import MemoryUpdate
-from ..memory.hooks import default_memory_path, init_memory, install_git_hook
+from ..memory.hooks import (
+    DRIVER_ATTRIBUTE,
+    HOOKS,
+    check_hooks_free,
+    default_memory_path,
+    init_memory,
+    install_git_hook,
+    install_merge_driver,
+)
 
 EXIT_CHANGED = 1
 EXIT_ERROR = 2
@@ -106,11 +115,30 @@ def hooks() -> None:
 
 
 @hooks.command("install")
-@click.option("--force", is_flag=True, help="Replace an existing pre-commit hook.")
+@click.option("--force", is_flag=True, help="Replace existing pre-commit / post-merge hooks.")
 def install_cmd(force: bool) -> None:
-    """Install the MEMORY.md squash hook as .git/hooks/pre-commit."""
-    target = install_git_hook(force=force)
-    click.echo(f"installed {target}")
+    """Install the MEMORY.md hooks (pre-commit squash, post-merge squash) and the merge driver.
+
+    The driver (git config plus .git/info/attributes, this clone only) merges MEMORY.md per heading.
+    """
+    check_hooks_free(force=force)
+    for name in HOOKS:
+        click.echo(f"installed {install_git_hook(force=force, name=name)}")
+    attributes, changed = install_merge_driver()
+    said = f"added '{DRIVER_ATTRIBUTE}' to {attributes}" if changed else f"{attributes} already has it"
+    click.echo(f"registered the MEMORY.md merge driver: {said}")
+
+
+@memory.command("merge-driver", hidden=True)
+@click.argument("base", type=click.Path(path_type=Path))
+@click.argument("ours", type=click.Path(path_type=Path))
+@click.argument("theirs", type=click.Path(path_type=Path))
+@click.argument("name", required=False)
+def merge_driver_cmd(base: Path, ours: Path, theirs: Path, name: str | None) -> None:
+    """What git runs to merge MEMORY.md (%O %A %B %P): the result replaces OURS; exit 0 is clean."""
+    update = merge_memory_files(base, ours, theirs, _settings(None, None))
+    if update.removed:
+        click.echo(f"sessionstore: merged {name or 'MEMORY.md'} past its caps and squashed it", err=True)
 
 
 COMMANDS: list[click.Command] = [memory, hooks]

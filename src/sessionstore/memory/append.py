@@ -131,7 +131,9 @@ def append_session_summary(
     else:
         lines, removed = remove_exact_duplicates(lines)
         clipped = clip_lines_to_budget(lines, settings.memory_max_lines, settings.memory_max_bytes)
-        lines, removed, method, notes = clipped.lines, removed + clipped.dropped, "clamp", []
+        removed += clipped.dropped
+        method = "clamp" if removed else "append"  # "clamp" only when the clamp took something
+        lines, notes = clipped.lines, []
     text = join_lines(lines)
     update = MemoryUpdate(
         path=path,
@@ -165,9 +167,7 @@ def record_session_end(
     init` to start one). Unreadable or read-only files raise `MemoryFileError`.
     """
     if not memory_path.exists():
-        return MemoryUpdate(
-            path=memory_path, notes=[f"no {memory_path}: run `session memory init` to start one"]
-        )
+        return MemoryUpdate(path=memory_path, missing=True)
     return append_session_summary(
         memory_path, session_name, summary_text, settings, today=today, compress=True, model=model
     )

@@ -2,11 +2,13 @@
 
 Drop order (each step only while still over a cap):
 1. redundant blank lines (runs of blanks, trailing blanks);
-2. session bullets and month folds, oldest first, except the newest `keep_newest` bullets;
+2. session bullets, oldest first, except the newest `keep_newest` bullets;
 3. blank lines next to headings;
 4. other content, oldest (topmost) first, from whichever section is largest at the time, so every
-   section keeps its newest facts as long as possible;
-5. the newest session bullets, oldest first.
+   section keeps its newest facts as long as possible; the newest (last) section goes only when no
+   other has anything left to give;
+5. month folds, oldest first: a fold stands for every old note of its month, so it outlives facts;
+6. the newest session bullets, oldest first.
 Headings are never dropped; if the headings alone exceed a cap, that is what remains.
 """
 
@@ -86,15 +88,17 @@ class _Budget:
             if unit.kind != "heading" and i not in protected and i not in self.dropped:
                 queues.setdefault(unit.section, []).append(i)
         sizes = {section: sum(len(self.units[i].lines) for i in queue) for section, queue in queues.items()}
+        newest = max(queues, default=-1)
         while not self.fits() and any(queues.values()):
-            section = max((s for s in queues if queues[s]), key=lambda s: (sizes[s], -s))
+            others = [s for s in queues if queues[s] and s != newest]
+            section = max(others, key=lambda s: (sizes[s], -s)) if others else newest
             index = queues[section].pop(0)
             sizes[section] -= len(self.units[index].lines)
             self.drop(index)
 
 
 def _static_order(units: list[Unit], keep_newest: int) -> tuple[list[int], list[int]]:
-    """Unit indexes for steps 1-3 (before the section pass) and for step 5 (after it)."""
+    """Unit indexes for steps 1-3 (before the section pass) and for steps 5-6 (after it)."""
     last_content = max((i for i, unit in enumerate(units) if unit.kind != "blank"), default=-1)
     blanks_redundant = [
         i
@@ -106,7 +110,8 @@ def _static_order(units: list[Unit], keep_newest: int) -> tuple[list[int], list[
     by_age = sorted(entries, key=lambda i: (entries[i].key, i))
     bullets = [i for i in by_age if not entries[i].is_fold]
     newest = set(bullets[-keep_newest:]) if keep_newest > 0 else set()
-    older = [i for i in by_age if i not in newest]
+    older = [i for i in bullets if i not in newest]
+    folds = [i for i in by_age if entries[i].is_fold]
     near_headings = [
         i
         for i, unit in enumerate(units)
@@ -117,7 +122,7 @@ def _static_order(units: list[Unit], keep_newest: int) -> tuple[list[int], list[
         )
     ]
     before = blanks_redundant + older + near_headings
-    after = [i for i in by_age if i in newest]
+    after = folds + [i for i in by_age if i in newest]
     return before, after
 
 

@@ -30,6 +30,7 @@ from .document import (
     split_lines,
 )
 from .fileio import MemoryUpdate, read_memory_file, write_atomic
+from .merge import merge_duplicate_headings
 from .redact import redact
 
 if TYPE_CHECKING:
@@ -192,18 +193,21 @@ def compress_memory_file(
 ) -> MemoryUpdate:
     """Rewrite `path` when it reached its caps (past them, with `only_past_caps`); atomic; reports removals.
 
-    Secrets are redacted and exact duplicates removed on every call, whatever the size. With
+    Secrets are redacted, repeated headings merged and exact duplicates removed on every call,
+    whatever the size. With
     `check`, nothing is written; the update says what would change.
     """
     original = read_memory_file(path)
     before = split_lines(original)
-    lines = split_lines(redact(original))
+    # A union merge can repeat a heading: each heading once, whatever the size.
+    lines, repeated = merge_duplicate_headings(split_lines(redact(original)))
     trigger = past_caps if only_past_caps else at_cap
     if trigger(lines, settings):
         result = compress_lines(lines, settings, model=model)
+        result.removed[:0] = repeated
     else:
         lines, duplicates = remove_exact_duplicates(lines)
-        result = Compressed(lines, "dedupe", duplicates)
+        result = Compressed(lines, "dedupe", repeated + duplicates)
     text = join_lines(result.lines)
     update = MemoryUpdate(
         path=path,

@@ -32,22 +32,22 @@ class Shrunk(NamedTuple):
 
 
 def remove_exact_duplicates(lines: list[str]) -> Shrunk:
-    """Drop repeated text units within a section (first occurrence kept); blocks and headings stay."""
+    """Drop repeated text units within a section; the LAST occurrence stays, in its place (lower
+    lines are newer, as for near duplicates); blocks and headings stay."""
     units = parse_units(lines)
     seen: set[tuple[int, str]] = set()
-    kept: list[Unit] = []
-    removed: list[Unit] = []
-    for unit in units:
+    drop: set[int] = set()
+    for i in range(len(units) - 1, -1, -1):
+        unit = units[i]
         if unit.kind != "text":
-            kept.append(unit)
             continue
         key = (unit.section, "\n".join(line.rstrip() for line in unit.lines))
         if key in seen:
-            removed.append(unit)
+            drop.add(i)
         else:
             seen.add(key)
-            kept.append(unit)
-    return Shrunk(flatten(kept), flatten(removed))
+    kept = [unit for i, unit in enumerate(units) if i not in drop]
+    return Shrunk(flatten(kept), flatten([units[i] for i in sorted(drop)]))
 
 
 def remove_near_duplicates(lines: list[str]) -> Shrunk:

@@ -20,7 +20,7 @@ class MemoryUpdate:
 
     path: Path
     changed: bool = False
-    method: str = "none"  # none | dedupe | extractive | llm | clamp
+    method: str = "none"  # none | dedupe | append | extractive | llm | clamp
     lines_before: int = 0
     lines_after: int = 0
     bytes_before: int = 0
@@ -28,9 +28,13 @@ class MemoryUpdate:
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    missing: bool = False
+    """The file does not exist (and nothing was written): a team that has not opted in."""
 
     def describe(self, *, dry_run: bool = False) -> str:
         """One line for people: sizes before and after, how, and how much was removed."""
+        if self.missing:
+            return f"{self.path}: no such file, nothing written (run `session memory init` to start one)"
         if not self.changed:
             return f"{self.path}: unchanged ({self.lines_after} lines, {self.bytes_after:,} bytes)"
         count = len(self.removed)

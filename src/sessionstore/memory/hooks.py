@@ -68,19 +68,19 @@ def ensure_union_merge(attributes: Path) -> bool:
     return True
 
 
-def hook_script() -> str:
-    """The plain git pre-commit hook (a copy of hooks/pre-commit at the repo root)."""
-    return resources.files("sessionstore").joinpath("templates/pre-commit").read_text("utf-8")
+def hook_script(name: str = "pre-commit") -> str:
+    """A plain git hook we ship (a copy of hooks/NAME at the repo root): pre-commit or post-merge."""
+    return resources.files("sessionstore").joinpath(f"templates/{name}").read_text("utf-8")
 
 
-def install_git_hook(cwd: Path | None = None, *, force: bool = False) -> Path:
-    """Install the pre-commit hook where git looks for hooks (honours core.hooksPath and worktrees).
+def install_git_hook(cwd: Path | None = None, *, force: bool = False, name: str = "pre-commit") -> Path:
+    """Install hook `name` where git looks for hooks (honours core.hooksPath and worktrees).
 
     An existing hook with other content is left alone unless `force`; reinstalling ours is a no-op.
     """
     hooks_dir = git_path("--git-path", "hooks", cwd=cwd)
-    target = hooks_dir / "pre-commit"
-    script = hook_script()
+    target = hooks_dir / name
+    script = hook_script(name)
     if target.exists() and target.read_text("utf-8", errors="replace") != script and not force:
         raise MemoryFileError(f"{target} already exists: rerun with --force to replace it")
     hooks_dir.mkdir(parents=True, exist_ok=True)
@@ -89,3 +89,50 @@ def install_git_hook(cwd: Path | None = None, *, force: bool = False) -> Path:
     write_atomic(target, script)
     target.chmod(0o755)
     return target
+
+
+def check_hooks_free(cwd: Path | None = None, *, force: bool = False) -> None:
+    """Refuse (changing nothing) when any hook we install exists with other content, unless `force`."""
+    hooks_dir = git_path("--git-path", "hooks", cwd=cwd)
+    for name in HOOKS:
+        target = hooks_dir / name
+        if target.exists() and target.read_text("utf-8", errors="replace") != hook_script(name) and not force:
+            raise MemoryFileError(f"{target} already exists: rerun with --force to replace it")
+
+
+HOOKS = ("pre-commit", "post-merge")
+MERGE_DRIVER = "sessionstore-memory"
+DRIVER_ATTRIBUTE = f"MEMORY.md merge={MERGE_DRIVER}"
+"""In .git/info/attributes, which overrides the repository's `merge=union` in this clone only."""
+
+
+def session_command() -> str:
+    """How git should run `session`: the executable beside this interpreter when there is one."""
+    import shlex
+    import shutil
+    import sys
+
+    beside = Path(sys.executable).with_name("session")
+    found = str(beside) if beside.is_file() else shutil.which("session") or "session"
+    return shlex.quote(found)
+
+
+def install_merge_driver(cwd: Path | None = None) -> tuple[Path, bool]:
+    """Register the structured MEMORY.md merge driver in this clone: git config plus info/attributes.
+
+    Returns the attributes file and whether it changed. Reinstalling changes nothing.
+    """
+    driver = f"{session_command()} memory merge-driver %O %A %B %P"
+    for key, value in (("name", "sessionstore MEMORY.md merge (per heading)"), ("driver", driver)):
+        subprocess.run(
+            ["git", "config", f"merge.{MERGE_DRIVER}.{key}", value], cwd=cwd, check=True, capture_output=True
+        )
+    attributes = git_path("--git-path", "info/attributes", cwd=cwd)
+    existing = attributes.read_text("utf-8") if attributes.exists() else ""
+    lines = existing.splitlines()
+    if any(line.split() == DRIVER_ATTRIBUTE.split() for line in lines):
+        return attributes, False
+    attributes.parent.mkdir(parents=True, exist_ok=True)
+    separator = "" if not existing or existing.endswith("\n") else "\n"
+    write_atomic(attributes, f"{existing}{separator}{DRIVER_ATTRIBUTE}\n")  # any depth: no slash
+    return attributes, True

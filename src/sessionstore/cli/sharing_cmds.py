@@ -1,0 +1,64 @@
+"""`session push` and `session pull`: sessions shared through any git remote (DESIGN §12)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..porcelain.pulling import pull
+from ..porcelain.sharing import DEFAULT_REMOTE, DIVERGED, REJECTED, Outcome, push
+from .output import open_store, plural
+
+
+def _say(outcome: Outcome) -> str:
+    if outcome.status == DIVERGED:
+        return (
+            f"{outcome.name}: diverged from the remote; its commits are in session {outcome.into!r} "
+            f"({plural(outcome.commits, 'commit')} new), yours stay in {outcome.name!r}"
+        )
+    if outcome.status == REJECTED:
+        return f"{outcome.name}: rejected: {outcome.detail}"
+    count = f" ({plural(outcome.commits, 'commit')})" if outcome.commits else ""
+    return f"{outcome.name}: {outcome.status}{count}"
+
+
+def _report(outcomes: list[Outcome], verb: str) -> None:
+    if not outcomes:
+        click.echo(f"no sessions to {verb}")
+    for outcome in outcomes:
+        line = _say(outcome)
+        click.echo(f"session: {line}" if outcome.refused else line, err=outcome.refused)
+    if any(o.refused for o in outcomes):
+        sys.exit(2)
+
+
+@click.command("push")
+@click.argument("remote", required=False, default=DEFAULT_REMOTE)
+@click.argument("names", nargs=-1)
+@click.option("--allow-secrets", is_flag=True, help="Push even what looks like a credential.")
+@click.pass_context
+def push_cmd(ctx: click.Context, remote: str, names: tuple[str, ...], allow_secrets: bool) -> None:
+    """Send sessions (default: all) to REMOTE (default: origin) as refs/sessions/NAME.
+
+    Never a non-fast-forward: a session the remote moved on is refused with the advice to pull.
+    What would be sent is scanned for credentials first; nothing is sent if one is found.
+    """
+    store = open_store(ctx)
+    _report(push(store, remote, names, allow_secrets=allow_secrets), "push")
+
+
+@click.command("pull")
+@click.argument("remote", required=False, default=DEFAULT_REMOTE)
+@click.argument("names", nargs=-1)
+@click.pass_context
+def pull_cmd(ctx: click.Context, remote: str, names: tuple[str, ...]) -> None:
+    """Fetch sessions (default: all) from REMOTE (default: origin) and fast-forward them.
+
+    A session that diverged arrives as NAME-REMOTE-<short id>, complete; yours is left as it is.
+    """
+    store = open_store(ctx, create=True)
+    _report(pull(store, remote, names), "pull")
+
+
+COMMANDS: list[click.Command] = [push_cmd, pull_cmd]

@@ -1,0 +1,204 @@
+"""The `git` executable as a library: one process per job, streamed, never one process per object.
+
+Sharing (DESIGN §12) keeps sessions as git objects, so git's packfiles, transport and atomic ref updates
+do the work. This module is the only place that starts `git`: `fast-import` writes many commits from one
+stream, `cat-file --batch` reads many objects through one pipe (a feeder thread writes the requests so
+neither side can block the other), and every failure is a `GitError` whose message is git's own last
+line plus what to do. No Python git library: the `git` on PATH is what the user's remotes are set up for.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import BinaryIO
+
+from ..errors import SessionStoreError
+
+ZERO = "0" * 40
+"""What git calls the id of a ref that does not exist."""
+
+
+class GitError(SessionStoreError):
+    """`git` failed, is missing, or the path is not in a repository; the message says what to do."""
+
+
+class Git:
+    """Git commands run in one repository (the one holding the session store)."""
+
+    def __init__(self, top: Path) -> None:
+        self.top = top
+
+    @classmethod
+    def around(cls, path: Path) -> Git:
+        """The repository whose work tree contains `path`; `GitError` if there is none."""
+        probe = path if path.is_dir() else path.parent
+        try:
+            out = subprocess.run(
+                ["git", "-C", str(probe), "rev-parse", "--show-toplevel"],
+                capture_output=True,
+                check=False,
+            )
+        except FileNotFoundError:
+            raise GitError("git is not installed (no `git` on PATH): install git to push and pull") from None
+        if out.returncode != 0:
+            raise GitError(
+                f"the store {path} is not inside a git repository: run `git init` in the project "
+                "(or `git clone` it) to push and pull sessions"
+            )
+        return cls(Path(os.fsdecode(out.stdout.strip())))
+
+    # -- one-shot commands ---------------------------------------------------------------------------
+
+    def run(self, *args: str, input: bytes | None = None, check: bool = True, what: str = "") -> bytes:
+        """stdout of `git ARGS` (bytes); a failure raises `GitError` with git's last stderr line."""
+        proc = subprocess.run(["git", "-C", str(self.top), *args], input=input, capture_output=True)
+        if check and proc.returncode != 0:
+            raise self.error(proc.stderr, what or f"git {args[0]}")
+        return proc.stdout
+
+    @staticmethod
+    def error(stderr: bytes, what: str) -> GitError:
+        lines = [ln.strip() for ln in stderr.decode(errors="replace").splitlines() if ln.strip()]
+        said = lines[-1] if lines else "no message"
+        return GitError(f"{what} failed: {said}")
+
+    def remotes(self) -> list[str]:
+        return self.run("remote").decode().split()
+
+    def refs(self, prefix: str) -> dict[str, tuple[str, str]]:
+        """{ref name below `prefix`: (commit id, subject)} of the local refs under `prefix` (ends in '/')."""
+        out = self.run("for-each-ref", "--format=%(objectname) %(refname)%00%(subject)", prefix)
+        tips = {}
+        for row in out.decode().splitlines():
+            head, subject = row.split("\x00", 1)
+            sha, ref = head.split(" ", 1)
+            tips[ref[len(prefix) :]] = (sha, subject)
+        return tips
+
+    def ls_remote(self, remote: str, prefix: str) -> dict[str, str]:
+        """{ref name below `prefix`: commit id} on `remote` (one connection, no objects fetched)."""
+        out = self.run("ls-remote", remote, f"{prefix}*", what=f"reading the refs of remote {remote!r}")
+        tips = {}
+        for row in out.decode().splitlines():
+            sha, ref = row.split("\t", 1)
+            if ref.startswith(prefix):
+                tips[ref[len(prefix) :]] = sha
+        return tips
+
+    def has_commit(self, sha: str) -> bool:
+        proc = subprocess.run(
+            ["git", "-C", str(self.top), "cat-file", "-e", f"{sha}^{{commit}}"], capture_output=True
+        )
+        return proc.returncode == 0
+
+    def is_ancestor(self, old: str, new: str) -> bool:
+        proc = subprocess.run(
+            ["git", "-C", str(self.top), "merge-base", "--is-ancestor", old, new], capture_output=True
+        )
+        return proc.returncode == 0
+
+    def chain(self, tip: str, *, exclude: Iterable[str] = ()) -> list[tuple[str, list[str], str]]:
+        """(commit, parents, subject) from `tip` back to the root (or to `exclude`), oldest first."""
+        args = ["log", "--reverse", "--format=%H %P%x00%s", tip, *(f"^{x}" for x in exclude), "--"]
+        out = []
+        for row in self.run(*args).decode().splitlines():
+            ids, subject = row.split("\x00", 1)
+            sha, *parents = ids.split()
+            out.append((sha, parents, subject))
+        return out
+
+    def push(self, remote: str, specs: Sequence[str]) -> tuple[str, str]:
+        """(stdout, stderr) of `git push --porcelain REMOTE SPECS` (never forced); the caller reads
+        the per-ref verdicts, since one refused ref does not undo the others."""
+        proc = subprocess.run(
+            ["git", "-C", str(self.top), "push", "--porcelain", remote, *specs], capture_output=True
+        )
+        return proc.stdout.decode(errors="replace"), proc.stderr.decode(errors="replace")
+
+    def update_ref(self, ref: str, new: str, old: str | None = None) -> None:
+        """Move `ref` to `new` atomically (only if it is still `old`, when given)."""
+        self.run("update-ref", ref, new, *([old] if old is not None else []))
+
+    def delete_ref(self, ref: str) -> None:
+        self.run("update-ref", "-d", ref, check=False)
+
+    # -- streams ---------------------------------------------------------------------------------------
+
+    def cat(self, specs: Iterable[str]) -> Iterator[bytes | None]:
+        """The contents of each object named in `specs` (`<commit>:<path>` works), None if missing.
+
+        One `git cat-file --batch`; a feeder thread writes the requests while this generator reads, so a
+        long list never deadlocks on full pipes. Specs must not contain newlines.
+        """
+        proc = subprocess.Popen(
+            ["git", "-C", str(self.top), "cat-file", "--batch"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        specs = list(specs)
+
+        def feed(stdin: BinaryIO) -> None:
+            try:
+                for spec in specs:
+                    stdin.write(spec.encode() + b"\n")
+                stdin.close()
+            except (BrokenPipeError, ValueError):
+                pass  # the reader stopped early (or git died): it reports that
+
+        feeder = threading.Thread(target=feed, args=(proc.stdin,), daemon=True)
+        feeder.start()
+        out = proc.stdout
+        try:
+            for spec in specs:
+                header = out.readline()
+                if not header:
+                    raise GitError(f"git cat-file stopped before {spec!r}: run `git fsck` in {self.top}")
+                fields = header.split()
+                if fields[-1] == b"missing" or len(fields) != 3:
+                    yield None
+                    continue
+                size = int(fields[2])
+                data = out.read(size + 1)
+                yield data[:-1]
+        finally:
+            out.close()
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            feeder.join()
+
+    def fast_import(self, chunks: Iterable[bytes], *, force: bool) -> None:
+        """Feed `git fast-import` a stream of commands (blobs, commits, `done`); refs move at its end.
+
+        fast-import writes one packfile and updates the refs only after the whole stream arrived, so a
+        stream cut short (a crash) moves no ref. `force` allows a ref to move to a non-descendant.
+        """
+        with tempfile.TemporaryFile() as errors:
+            proc = subprocess.Popen(
+                ["git", "-C", str(self.top), "fast-import", "--quiet", "--done", *(["--force"] * force)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=errors,
+            )
+            assert proc.stdin is not None
+            try:
+                for chunk in chunks:
+                    proc.stdin.write(chunk)
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass  # git stopped reading: its exit status and message say why
+            except BaseException:
+                proc.kill()
+                proc.wait()
+                raise
+            code = proc.wait()
+            if code != 0:
+                errors.seek(0)
+                raise self.error(errors.read(), "git fast-import")

@@ -1,0 +1,280 @@
+"""`session pull`: fetch `refs/sessions/*` from a remote and append what is new, byte for byte.
+
+A session whose local log is a prefix of the remote's is fast-forwarded; one that is ahead is left
+alone; a divergence becomes a new session `NAME-<remote>-<short id>` holding the remote's whole log
+(nothing lost, nothing merged by guesswork). The short id is that of the remote's first commit after
+the common prefix, so pulling again later fast-forwards the same copy instead of making another.
+
+Writing pulled commits is done here over plumbing, not through `Session` (whose writer builds new
+lines): every line is verified (its id hashes, it chains onto the local head), every blob is verified
+against its name and written durably BEFORE the lines naming it, then all lines go in one fsynced
+append under the session lock, and the checkpoint refs the log implies are created last (they are
+derivable, and the next pull, or `session fsck --repair`, recreates one a crash left out).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import SessionStoreError, UnknownRevision
+from ..plumbing.fsutil import append_durable, fsync_dir, truncate_durable, write_temp
+from ..plumbing.git import Git, GitError
+from ..plumbing.logs import Commit, parse_line
+from ..plumbing.names import is_valid_name
+from ..plumbing.objects import hash_bytes
+from .sharing import (
+    AHEAD,
+    DEFAULT_REMOTE,
+    DIVERGED,
+    FAST_FORWARD,
+    NEW,
+    SESSION_REFS,
+    UP_TO_DATE,
+    Outcome,
+    open_git,
+    parse_subject,
+    tracking_prefix,
+    tree_blobs,
+)
+
+if TYPE_CHECKING:
+    from .layout import StoreLayout as SessionStore
+
+Chain = list[tuple[str, int, str]]
+"""A remote session as (git commit, seq, store commit id), oldest first."""
+
+
+def pull(store: SessionStore, remote: str = DEFAULT_REMOTE, names: Sequence[str] = ()) -> list[Outcome]:
+    """Fetch the remote's sessions (all, or `names`) and bring the local store up to them."""
+    git = open_git(store, remote)
+    if names:
+        there = git.ls_remote(remote, SESSION_REFS)
+        missing = [n for n in names if n not in there]
+        if missing:
+            have = f" (it has: {', '.join(sorted(there))})" if there else " (it has no sessions)"
+            raise UnknownRevision(f"no session {missing[0]!r} on remote {remote!r}{have}")
+    prefix = tracking_prefix(remote)
+    wanted = [f"+{SESSION_REFS}{n}:{prefix}{n}" for n in names] or [f"+{SESSION_REFS}*:{prefix}*"]
+    git.run("fetch", "--no-tags", "--quiet", remote, *wanted, what=f"git fetch from {remote!r}")
+    tips = {n: sha for n, (sha, _) in git.refs(prefix).items()}
+    chosen = list(names) or sorted(tips)
+    return [_pull_one(store, git, remote, name, tips[name]) for name in chosen]
+
+
+def read_chain(git: Git, name: str, tip: str) -> Chain:
+    """The remote session at `tip`, checked to be a linear chain of sessionstore commits."""
+    out: Chain = []
+    for sha, parents, subj in git.chain(tip):
+        parsed = parse_subject(subj)
+        expect = [out[-1][0]] if out else []
+        if parsed is None or parents != expect or parsed[0] != len(out) + 1:
+            raise GitError(
+                f"remote session {name!r} is not a sessionstore chain at git commit {sha[:12]}: "
+                "nothing was pulled; it was not written by `session push`"
+            )
+        out.append((sha, parsed[0], parsed[1]))
+    return out
+
+
+def _pull_one(store: SessionStore, git: Git, remote: str, name: str, tip: str) -> Outcome:
+    chain = read_chain(git, name, tip)
+    local = _local_ids(store, name)
+    common = _common(local, chain)
+    if common == len(chain):
+        if len(local) == common and local and any(c.kind == "compaction" for c in local):
+            with store.lock(name):
+                ensure_checkpoint_refs(store, name, local)  # a pull killed before its refs: finish it
+        return Outcome(name, UP_TO_DATE if common == len(local) else AHEAD, len(local) - common)
+    if common == len(local):
+        _import(store, git, name, chain[common:], local)
+        return Outcome(name, NEW if not local else FAST_FORWARD, len(chain) - common)
+    copy = divergence_name(name, remote, chain[common][2])
+    theirs = _local_ids(store, copy)
+    done = _common(theirs, chain)
+    if done < len(theirs):
+        raise SessionStoreError(
+            f"session {copy!r} (the copy of {remote}'s {name!r}) has commits of its own: rename it "
+            f"(`session fork {copy} NEW`) and pull again; nothing was pulled"
+        )
+    if done < len(chain):
+        _import(store, git, copy, chain[done:], theirs)
+    return Outcome(name, DIVERGED, len(chain) - done, into=copy)
+
+
+def divergence_name(name: str, remote: str, first_theirs: str) -> str:
+    """`NAME-<remote>-<short id>`, shortened to a valid session name when needed."""
+    tag = re.sub(r"[^A-Za-z0-9._-]", "-", remote).strip(".-") or "remote"
+    tail = f"-{tag}-{first_theirs[:7]}"
+    candidate = name[: 128 - len(tail)] + tail
+    return candidate if is_valid_name(candidate) else f"{name[:100]}-{first_theirs[:7]}"
+
+
+def _local_ids(store: SessionStore, name: str) -> list[Commit]:
+    if not store.exists(name):
+        return []
+    return store.log(name).scan(since_reset=False)[0]
+
+
+def _common(local: Sequence[Commit], chain: Chain) -> int:
+    n = 0
+    for mine, (_, _, theirs) in zip(local, chain, strict=False):
+        if mine.id != theirs:
+            break
+        n += 1
+    return n
+
+
+def _import(store: SessionStore, git: Git, name: str, part: Chain, before: Sequence[Commit]) -> None:
+    """Append the remote commits `part` after `before` (the local log) to session `name`."""
+    lines = list(git.cat(f"{sha}:line" for sha, _, _ in part))
+    head = before[-1] if before else None
+    commits: list[Commit] = []
+    for (sha, _, cid), data in zip(part, lines, strict=True):
+        commit = parse_line(data.rstrip(b"\n"), name, 0) if data and data.endswith(b"\n") else None
+        if (
+            data is None
+            or commit is None
+            or data.count(b"\n") != 1
+            or commit.id != cid
+            or commit.parent != (head.id if head else None)
+            or commit.seq != (head.seq + 1 if head else 1)
+        ):
+            raise GitError(
+                f"remote commit {cid[:7]} of session {name!r} (git {sha[:12]}) does not verify: "
+                "nothing was pulled; the remote's copy is damaged"
+            )
+        commits.append(commit)
+        head = commit
+    needed: dict[str, str] = {}  # store blob id -> "<git commit>:objects/<id>"
+    paths: dict[str, Path] = {}
+    for (sha, _, _), commit in zip(part, commits, strict=True):
+        for oid in tree_blobs(commit):
+            if oid not in paths:
+                paths[oid] = store.objects.path(oid)
+                if not paths[oid].is_file():
+                    needed[oid] = f"{sha}:objects/{oid}"
+    blobs = dict(zip(needed, git.cat(needed.values()), strict=True))
+    for oid, data in blobs.items():
+        if data is None or hash_bytes(data) != oid:
+            raise GitError(
+                f"blob {oid[:12]} of session {name!r} is missing or corrupt on the remote: nothing was pulled"
+            )
+    with store.lock(name):
+        log = store.log(name)
+        now, valid_end = log.scan(since_reset=False) if log.exists() else ([], 0)
+        if [c.id for c in now] != [c.id for c in before]:
+            raise SessionStoreError(f"session {name!r} changed while pulling: pull again")
+        write_objects(store, blobs, paths)  # type: ignore[arg-type]  (verified: no None left)
+        if log.exists() and log.path.stat().st_size > valid_end:
+            truncate_durable(log.path, valid_end)  # a torn tail from a crash: not data
+        append_durable(log.path, b"".join(lines))  # type: ignore[arg-type]
+        ensure_checkpoint_refs(store, name)
+    git.update_ref(f"{SESSION_REFS}{name}", part[-1][0])
+
+
+def ensure_checkpoint_refs(
+    store: SessionStore, name: str, commits: Sequence[Commit] | None = None
+) -> list[int]:
+    """Create the checkpoint refs the log of `name` implies and lacks (caller holds its lock): the
+    pulled compactions', and any a pull killed between its append and its refs left out. Refs are
+    derivable from the log (DESIGN §2), so this is a repair, never a guess. `commits`: the whole log,
+    when the caller has scanned it already. Returns the numbers made."""
+    have = {ref.k for ref in store.refs.list(name)}
+    if commits is None:
+        commits = store.log(name).scan(since_reset=False)[0]
+    compactions = [c for c in commits if c.kind == "compaction"]
+    made = []
+    for k, commit in enumerate(compactions, start=1):
+        if k not in have:
+            store.refs.create(name, k, commit.id, commit.offset)
+            made.append(k)
+    return made
+
+
+def write_objects(store: SessionStore, blobs: dict[str, bytes], paths: dict[str, Path] | None = None) -> None:
+    """Write many verified blobs durably, then sync each touched fan-out directory once.
+
+    Returns only when every blob and its directory entry is durable, so lines naming them may
+    follow. On Linux the blobs are written to temp files, made durable together by one `syncfs` of the
+    store's filesystem, and only then linked into place (one sync for thousands of blobs: a pull of
+    2,000 blobs spent 2 s in per-file syncs under load, 0.3 s this way). Elsewhere each temp file is
+    synced on its own, as `ObjectStore.write` does.
+    """
+    if paths is None:  # where each blob goes (`ObjectStore.path`), when the caller has not asked yet
+        paths = {oid: store.objects.path(oid) for oid in blobs}
+    fans = {path.parent for path in paths.values()}
+    new_fan = False
+    for fan in fans:
+        if not fan.is_dir():
+            fan.mkdir(parents=True, exist_ok=True)
+            new_fan = True
+    syncfs = _syncfs()
+    temps: list[tuple[Path, Path]] = []
+    try:
+        for oid, data in blobs.items():
+            final = paths[oid]
+            tmp = write_temp(final.parent, data) if syncfs is None else _write_unsynced(final.parent, data)
+            temps.append((tmp, final))
+        if syncfs is not None:
+            syncfs(store.objects.dir)
+        for tmp, final in temps:
+            with contextlib.suppress(FileExistsError):  # an equal object is there already
+                os.link(tmp, final)
+    finally:
+        for tmp, _ in temps:
+            tmp.unlink(missing_ok=True)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=8, thread_name_prefix="sessionstore-pull") as pool:
+        for _ in pool.map(fsync_dir, fans):  # directory syncs wait on the journal: overlap them
+            pass
+    if new_fan:
+        fsync_dir(store.objects.dir)
+
+
+def _write_unsynced(directory: Path, data: bytes) -> Path:
+    """`data` in a new temp file in `directory` (umask applies), not yet synced: the caller syncs."""
+    import secrets
+
+    path = Path(os.path.join(directory, f".tmp-pull-{secrets.token_hex(8)}"))
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    except BaseException:
+        os.close(fd)
+        path.unlink(missing_ok=True)
+        raise
+    os.close(fd)
+    return path
+
+
+def _syncfs() -> Callable[[Path], None] | None:
+    """`syncfs(2)` of the filesystem holding a path (Linux, which waits for the writeback), or None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        call = libc.syncfs
+    except (OSError, AttributeError):
+        return None
+
+    def sync(path: Path) -> None:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            if call(fd) != 0:
+                err = ctypes.get_errno()
+                raise OSError(err, os.strerror(err), str(path))
+        finally:
+            os.close(fd)
+
+    return sync

@@ -1,0 +1,315 @@
+"""`session push` / `session pull`: sessions travel as git commits under `refs/sessions/<name>` (DESIGN §12).
+
+Each store commit becomes one git commit whose tree holds `line` (the exact bytes of its log line,
+newline included) and `objects/<blob id>` for every blob it adds, or, for a reset point (compaction,
+checkout, fork), every blob its replay needs. So git's packfiles delta the blobs, its transport and
+authentication carry them, and a ref update is atomic: a remote has a session up to some commit, or
+not at all.
+
+The git commits are a pure function of the store commits (fixed author, the commit's own time, subject
+`<kind> <seq> <id>`), so two clones that export the same history make the same git commits: a
+re-export is a fast-forward, never a fork. The local ref `refs/sessions/<name>` records what the
+session was last exported as (push) or pulled to (pull): the store-commit <-> git-commit mapping, so
+push only exports commits after it. Pulls land in `refs/remotes/<remote>/sessions/<name>`, where a plain
+`git fetch REMOTE 'refs/sessions/*:refs/remotes/REMOTE/sessions/*'` puts them too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from ..errors import SessionStoreError
+from ..memory.redact import find_secret_in
+from ..plumbing.git import Git, GitError
+from ..plumbing.logs import Commit, parse_line
+
+if TYPE_CHECKING:
+    from .layout import StoreLayout as SessionStore
+
+SESSION_REFS = "refs/sessions/"
+AUTHOR = b"sessionstore <sessionstore@localhost>"
+DEFAULT_REMOTE = "origin"
+
+
+def tracking_prefix(remote: str) -> str:
+    """Where pulled sessions of `remote` land: `refs/remotes/<remote>/sessions/`."""
+    return f"refs/remotes/{remote}/sessions/"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What push or pull did to one session: `status` is one of the constants below."""
+
+    name: str
+    status: str
+    commits: int = 0
+    detail: str = ""
+    into: str | None = None
+    """The session that received the commits, when not `name` (a divergence copy)."""
+
+    @property
+    def refused(self) -> bool:
+        return self.status in (REJECTED,)
+
+
+PUSHED, NEW, UP_TO_DATE, REJECTED, FAST_FORWARD, AHEAD, DIVERGED = (
+    "pushed", "new", "up to date", "rejected", "fast-forward", "ahead", "diverged",
+)  # fmt: skip
+
+
+def subject(commit: Commit) -> str:
+    return f"{commit.kind} {commit.seq} {commit.id}"
+
+
+def parse_subject(text: str) -> tuple[int, str] | None:
+    """(seq, store commit id) of a subject written by `subject`, None for anything else."""
+    parts = text.split(" ")
+    if len(parts) != 3 or not parts[1].isdigit() or len(parts[2]) != 64:
+        return None
+    return int(parts[1]), parts[2]
+
+
+def open_git(store: SessionStore, remote: str | None) -> Git:
+    """The repository around the store; `remote`, when given, must be one of its remotes."""
+    git = Git.around(store.root)
+    if remote is not None and remote not in (known := git.remotes()):
+        have = f" (it has: {', '.join(known)})" if known else " (it has none)"
+        raise GitError(
+            f"no git remote {remote!r} in {git.top}{have}: add it with `git remote add {remote} URL`"
+        )
+    return git
+
+
+def check_shareable(store: SessionStore, names: Sequence[str]) -> list[str]:
+    """`names` (default: every session), each an existing session whose name is a valid git ref."""
+    chosen = list(names) or store.sessions()
+    for name in chosen:
+        store.require(name)  # "no session ...; did you mean ...?"
+        if name.endswith((".", ".lock")):
+            raise SessionStoreError(
+                f"session {name!r} cannot be a git ref (it ends in '.' or '.lock'): "
+                f"`session fork {name} NEW` under another name and share that"
+            )
+    return chosen
+
+
+# -- export: store commits -> git commits ---------------------------------------------------------------
+
+
+def _epoch(time: str) -> int:
+    try:
+        return int(datetime.fromisoformat(time.replace("Z", "+00:00")).timestamp())
+    except ValueError:
+        return 0
+
+
+def tree_blobs(commit: Commit) -> list[str]:
+    """The store blobs a commit's git tree holds: its replay blobs (reset point) or its new blob."""
+    if commit.is_reset:
+        return commit.blobs
+    return [commit.blob] if commit.blob else []
+
+
+def export(store: SessionStore, git: Git, names: Sequence[str]) -> dict[str, str]:
+    """Bring `refs/sessions/<name>` up to each session's log; return {name: git tip} (empty logs left out).
+
+    Only commits after the ref's own (checked against the log: the same id at the same seq) are
+    written; a ref that no longer matches the log (a session removed and made again) is rebuilt.
+    One `git fast-import` for all of them.
+    """
+    existing = git.refs(SESSION_REFS)
+    plans: list[tuple[str, list[Commit], bytes, str | None]] = []
+    force = False
+    for name in names:
+        log = store.log(name)
+        commits, valid_end = log.scan(since_reset=False)
+        if not commits:
+            continue
+        start, parent = 0, None
+        if name in existing:
+            sha, subj = existing[name]
+            known = parse_subject(subj)
+            if known and known[0] <= len(commits) and commits[known[0] - 1].id == known[1]:
+                start, parent = known[0], sha
+            else:
+                force = True
+        if start < len(commits):
+            data = log.path.read_bytes()[:valid_end]
+            plans.append((name, commits[start:], data, parent))
+    if plans:
+        git.fast_import(_stream(store, plans), force=force)
+    tips = git.refs(SESSION_REFS)
+    return {name: tips[name][0] for name in names if name in tips}
+
+
+def _stream(store: SessionStore, plans: list[tuple[str, list[Commit], bytes, str | None]]) -> Iterator[bytes]:
+    marks: dict[str, int] = {}  # store blob id -> fast-import mark, per stream
+    counter = 0
+
+    def blob(data: bytes) -> tuple[int, bytes]:
+        nonlocal counter
+        counter += 1
+        return counter, b"blob\nmark :%d\ndata %d\n%s\n" % (counter, len(data), data)
+
+    for name, commits, data, parent in plans:
+        ref = f"{SESSION_REFS}{name}".encode()
+        previous: bytes | None = parent.encode() if parent else None
+        if previous is None:
+            yield b"reset %s\n\n" % ref
+        for c in commits:
+            line_mark, chunk = blob(data[c.offset : c.end])
+            yield chunk
+            entries = [b"M 100644 :%d line\n" % line_mark]
+            for oid in dict.fromkeys(tree_blobs(c)):
+                if oid not in marks:
+                    marks[oid], chunk = blob(store.objects.read(oid))
+                    yield chunk
+                entries.append(b"M 100644 :%d objects/%s\n" % (marks[oid], oid.encode()))
+            counter += 1
+            message = subject(c).encode() + b"\n"
+            when = b"%s %d +0000" % (AUTHOR, _epoch(c.time))
+            yield b"commit %s\nmark :%d\nauthor %s\ncommitter %s\ndata %d\n%s" % (
+                ref, counter, when, when, len(message), message,
+            )  # fmt: skip
+            if previous is not None:
+                yield b"from %s\n" % previous
+            yield b"deleteall\n" + b"".join(entries) + b"\n"
+            previous = b":%d" % counter
+    yield b"done\n"
+
+
+# -- secrets ------------------------------------------------------------------------------------------
+
+
+def scan_outgoing(git: Git, name: str, tip: str, exclude: Sequence[str]) -> tuple[str, str] | None:
+    """(commit description, pattern name) of the first credential-looking text in what a push of `tip`
+    would send (every object reachable from it and from none of `exclude`), or None when clean."""
+    listing = git.run("rev-list", "--objects", tip, "--not", *exclude, "--").decode().splitlines()
+    paths = {}
+    for row in listing:
+        sha, _, path = row.partition(" ")
+        if path == "line" or path.startswith("objects/"):
+            paths.setdefault(sha, path)
+    shas = list(paths)
+    owner: dict[str, Commit] = {}  # store blob id -> first outgoing commit naming it
+    blobs: list[tuple[str, bytes]] = []
+    for sha, data in zip(shas, git.cat(shas), strict=True):
+        if data is None:
+            continue
+        if paths[sha] == "line":
+            commit = parse_line(data.rstrip(b"\n"), name, 0)
+            if commit is not None:
+                for oid in tree_blobs(commit):
+                    if oid not in owner or owner[oid].seq > commit.seq:
+                        owner[oid] = commit
+            blobs.append(("line", data))
+        else:
+            blobs.append((paths[sha][len("objects/") :], data))
+    for key, data in blobs:
+        pattern_name = find_secret_in(data)
+        if pattern_name:
+            commit = parse_line(data.rstrip(b"\n"), name, 0) if key == "line" else owner.get(key)
+            where = f"commit {commit.id[:7]} ({name}@{commit.seq})" if commit else f"blob {key[:12]}"
+            return where, pattern_name
+    return None
+
+
+# -- push ---------------------------------------------------------------------------------------------
+
+
+def push(
+    store: SessionStore,
+    remote: str = DEFAULT_REMOTE,
+    names: Sequence[str] = (),
+    *,
+    allow_secrets: bool = False,
+) -> list[Outcome]:
+    """Send sessions to `remote` as `refs/sessions/<name>`; never a non-fast-forward.
+
+    A session the remote has moved past (or away from) is `REJECTED` with the advice to pull first;
+    nothing is sent before every outgoing object was scanned for credentials (`SessionStoreError`
+    naming session, commit and pattern, unless `allow_secrets`).
+    """
+    git = open_git(store, remote)
+    chosen = check_shareable(store, names)
+    remote_tips = git.ls_remote(remote, SESSION_REFS)
+    local = export(store, git, chosen)
+    known_remote = [sha for sha in set(remote_tips.values()) if git.has_commit(sha)]
+    outcomes: dict[str, Outcome] = {}
+    sending: list[str] = []
+    for name in chosen:
+        tip = local.get(name)
+        there = remote_tips.get(name)
+        if tip is None or there == tip:
+            outcomes[name] = Outcome(name, UP_TO_DATE)
+        elif there is not None and not git.has_commit(there):
+            outcomes[name] = _pull_first(name, remote)
+        elif there is not None and not git.is_ancestor(there, tip):
+            outcomes[name] = Outcome(
+                name,
+                REJECTED,
+                detail=f"it diverged from {remote}'s (a pull keeps theirs as a copy): push yours under a "
+                f"new name: `session fork {name} NEW` then `session push {remote} NEW`",
+            )
+        else:
+            sending.append(name)
+    if not allow_secrets:
+        for name in sending:
+            found = scan_outgoing(git, name, local[name], known_remote)
+            if found:
+                raise SessionStoreError(
+                    f"session {name!r}: {found[0]} holds what looks like a secret ({found[1]}); nothing "
+                    "was pushed: remove it (check out or fork from before it) or pass --allow-secrets"
+                )
+    if sending:
+        counts = {name: _count(git, local[name], remote_tips.get(name)) for name in sending}
+        for name, ok, why in _git_push(git, remote, sending):
+            if ok:
+                git.update_ref(f"{tracking_prefix(remote)}{name}", local[name])
+                status = NEW if name not in remote_tips else PUSHED
+                outcomes[name] = Outcome(name, status, counts[name])
+            elif "non-fast-forward" in why or "fetch first" in why:
+                outcomes[name] = _pull_first(name, remote)
+            else:
+                outcomes[name] = Outcome(name, REJECTED, detail=f"the remote refused it: {why}")
+    return [outcomes[name] for name in chosen]
+
+
+def _pull_first(name: str, remote: str) -> Outcome:
+    return Outcome(
+        name, REJECTED, detail=f"{remote} has commits this clone lacks: `session pull {remote} {name}` first"
+    )
+
+
+def _count(git: Git, tip: str, there: str | None) -> int:
+    return int(git.run("rev-list", "--count", tip, *([f"^{there}"] if there else []), "--").strip())
+
+
+_PORCELAIN = re.compile(r"^(?P<flag>.)\t(?P<src>[^:]*):(?P<dst>\S+)\t(?P<summary>.*)$")
+
+
+def _git_push(git: Git, remote: str, names: Sequence[str]) -> list[tuple[str, bool, str]]:
+    """(name, accepted, reason) per ref from one `git push --porcelain` (never forced)."""
+    stdout, stderr = git.push(remote, [f"{SESSION_REFS}{n}:{SESSION_REFS}{n}" for n in names])
+    said = {}
+    for row in stdout.splitlines():
+        m = _PORCELAIN.match(row)
+        if m and m["dst"].startswith(SESSION_REFS):
+            said[m["dst"][len(SESSION_REFS) :]] = (m["flag"] in " *=+", m["summary"])
+    if not said:
+        raise git.error(stderr.encode(), f"git push to {remote!r}")
+    remote_lines = [
+        ln[len("remote:") :].strip()
+        for ln in stderr.splitlines()
+        if ln.startswith("remote:") and ln[len("remote:") :].strip()
+    ]
+    out = []
+    for name in names:
+        ok, summary = said.get(name, (False, "no answer from the remote"))
+        why = summary if not remote_lines else f"{summary}; remote: {remote_lines[-1]}"
+        out.append((name, ok, why))
+    return out

@@ -1,0 +1,68 @@
+"""`session push` / `session pull` from the shell: one line per session, refusals as one line, exit 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic_ai.messages import ModelRequest, UserPromptPart
+
+from helpers.cli import assert_refused, run, snapshot
+from helpers.gitrepos import bare_remote, clone, isolate_git
+from helpers.messages import tagged_turn
+from sessionstore.porcelain.store import SessionStore
+
+
+@pytest.fixture
+def team(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[SessionStore, SessionStore]:
+    isolate_git(monkeypatch)
+    url = bare_remote(tmp_path / "origin.git")
+    alice, bob = clone(tmp_path / "alice", url), clone(tmp_path / "bob", url)
+    session = alice.session("fix-auth")
+    for i in range(2):
+        session.append(tagged_turn(0, i))
+    return alice, bob
+
+
+def test_push_then_pull_report_one_line_per_session(team) -> None:
+    alice, bob = team
+    pushed = run(alice.root, "push")
+    assert pushed.exit_code == 0, pushed.output
+    assert pushed.stdout == "fix-auth: new (2 commits)\n"
+    assert run(alice.root, "push", "origin", "fix-auth").stdout == "fix-auth: up to date\n"
+    pulled = run(bob.root, "pull")
+    assert (pulled.exit_code, pulled.stdout) == (0, "fix-auth: new (2 commits)\n")
+    assert run(bob.root, "fsck").exit_code == 0
+
+
+def test_a_diverged_push_is_refused_and_pull_names_the_copy(team) -> None:
+    alice, bob = team
+    run(alice.root, "push")
+    run(bob.root, "pull")
+    alice.session("fix-auth").append(tagged_turn(0, 5))
+    bob.session("fix-auth").append(tagged_turn(1, 5))
+    run(alice.root, "push")
+    refused = run(bob.root, "push")
+    assert refused.exit_code == 2
+    assert refused.stderr == (
+        "session: fix-auth: rejected: origin has commits this clone lacks: "
+        "`session pull origin fix-auth` first\n"
+    )
+    pulled = run(bob.root, "pull")
+    assert pulled.exit_code == 0
+    assert pulled.stdout.startswith("fix-auth: diverged from the remote; its commits are in session ")
+    assert "yours stay in 'fix-auth'" in pulled.stdout
+
+
+def test_mistakes_are_one_line_and_change_nothing(team, tmp_path: Path) -> None:
+    alice, _ = team
+    before = snapshot(alice.root)
+    assert_refused(run(alice.root, "push", "upstream"), "no git remote 'upstream'", "git remote add")
+    assert_refused(run(alice.root, "push", "origin", "fxi-auth"), "no session 'fxi-auth'")
+    alice.session("fix-auth").append(
+        [ModelRequest(parts=[UserPromptPart("my key is sk-ant-api03-abcdefghijklmnopqrstuvwx")])]
+    )
+    before = snapshot(alice.root)
+    assert_refused(run(alice.root, "push"), "'fix-auth'", "anthropic-key", "--allow-secrets")
+    assert snapshot(alice.root) == before
+    assert run(alice.root, "push", "--allow-secrets").exit_code == 0
