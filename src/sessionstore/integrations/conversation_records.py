@@ -15,7 +15,9 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from ..errors import CorruptLogError, InvalidSessionName
+from pydantic_ai.exceptions import UserError
+
+from ..errors import CorruptLogError, InvalidSessionName, SessionStoreError
 from ..plumbing.logs import Commit, Log, parse_line
 
 if TYPE_CHECKING:
@@ -30,6 +32,24 @@ AFTER = "after"
 """The parent entry of the first of a turn's `ids` (the previous head)."""
 COUNTS = "counts"
 """Lines per blob of a reset point's `blobs`, so its `ids` can be placed without reading them."""
+
+
+class ConversationNameTaken(InvalidSessionName, UserError):
+    """A conversation id names a session that holds something else (a plain session, another conversation).
+
+    A pydantic-ai `UserError` too, so an app (or pydantic-ai's UI adapters) reports the message as the
+    caller's mistake rather than as a failure to retry: retrying with the same id can never succeed.
+    """
+
+    def __init__(self, message: str) -> None:
+        UserError.__init__(self, message)
+
+
+class UnstorableText(SessionStoreError, UserError):
+    """A conversation holds text UTF-8 cannot store (a lone surrogate such as `"\\ud800"`): nothing saved."""
+
+    def __init__(self, message: str) -> None:
+        UserError.__init__(self, message)
 
 
 @cache
@@ -97,14 +117,15 @@ class ConversationLog:
         if self.head is None:
             return None
         if not self.is_conversation or self.record_json is None:
-            raise InvalidSessionName(
-                f"session {self.name!r} is not a conversation, so conversation {conversation_id!r} cannot "
-                "use it: choose another conversation_id"
+            raise ConversationNameTaken(
+                f"conversation id {conversation_id!r} is taken: this store has a plain session named "
+                f"{self.name!r} (not a conversation), so the conversation cannot be stored under that name; "
+                "choose another conversation_id (or rename the session with `session fork` and delete it)"
             )
         if self.record_json["conversation_id"] != conversation_id:
-            raise InvalidSessionName(
-                f"session {self.name!r} holds conversation {self.record_json['conversation_id']!r}, not "
-                f"{conversation_id!r}: choose another conversation_id"
+            raise ConversationNameTaken(
+                f"conversation id {conversation_id!r} is taken: session {self.name!r} holds conversation "
+                f"{self.record_json['conversation_id']!r}; choose another conversation_id"
             )
         return self.record()
 
