@@ -172,16 +172,20 @@ def truth(store: SessionStore) -> dict[str, tuple[str, dict[str, Any], str]]:
 def _last_entry(fd: int) -> dict[str, Any] | None:
     """The last whole, parsable line of the index open at `fd` (an unparsable tail is skipped)."""
     size = os.fstat(fd).st_size
-    start = max(0, size - _CHUNK)
-    data = os.pread(fd, size - start, start)
-    for line in reversed(data.split(b"\n")):
-        try:
-            entry = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(entry, dict) and isinstance(entry.get("m"), str):
-            return entry
-    return None
+    window = 4096  # an index line is ~200 bytes: one small read, widened only if it holds none
+    while True:
+        start = max(0, size - window)
+        lines = os.pread(fd, size - start, start).split(b"\n")
+        for line in reversed(lines[1:] if start else lines):
+            try:
+                entry = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(entry, dict) and isinstance(entry.get("m"), str):
+                return entry
+        if not start:
+            return None
+        window *= 4
 
 
 def _backward(path: Path) -> Iterator[dict[str, Any]]:
