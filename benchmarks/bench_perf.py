@@ -41,7 +41,17 @@ from sessionstore.porcelain.store import SessionStore
 
 HEADING = "## Performance (issue 16)"
 ROWS: list[str] = []
-NOTES: list[str] = []
+NOTES: list[str] = [
+    "Reading the rows: `[backend]` is the tokenizer counting (bpe-openai is the optional `fast` extra,",
+    "tiktoken the reference). Medians with (min-max) over the repetitions; contenders interleaved.",
+    "What is left of an append or a save once tokenizing is ~1 ms: the design's three syncs (the blob",
+    "file, its directory entry, the log line) against raw's one; under I/O contention they dominate.",
+    "Cold start is the first write timed alone (imports and store open excluded) in a fresh process;",
+    "`FileConversationStore(...)` warms up on daemon threads (tokenizer table, pydantic serializers,",
+    "lazy imports: `conversation_store.warm_up`); `SessionStore.open` does not yet, so the Session rows",
+    "'preload at open' call `warm_up()` where store.py would. 'first request 300 ms after open' is a",
+    "server that starts, then serves; 'right after open' writes at once and waits for whatever is left.",
+]
 
 
 def row(*cells: object) -> None:
@@ -195,7 +205,6 @@ t0 = time.perf_counter()
 from pydantic_ai.conversation import Conversation
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
 from sessionstore import FileConversationStore, SessionStore
-from sessionstore.accounting import tokens
 kind, root, preload, wait = sys.argv[1], sys.argv[2], sys.argv[3] == "1", float(sys.argv[4])
 msgs = [ModelRequest(parts=[UserPromptPart("please fix the failing test in tests/test_auth.py " * 8)]),
         ModelResponse(parts=[TextPart("Looking at the test now; the expiry check is off by one. " * 8)])]
@@ -204,8 +213,9 @@ if kind == "save":
     store = FileConversationStore(root)  # preloads the tokenizer itself
 else:
     store = SessionStore.open(root)
-    if preload:
-        tokens.preload()
+    if preload:  # what SessionStore.open would do once wired as FileConversationStore does
+        from sessionstore.integrations.conversation_store import warm_up
+        warm_up()
 time.sleep(wait)  # a server between start-up and its first request
 def first():
     if kind == "save":
@@ -226,9 +236,10 @@ print(t3 - t2, t5 - t4, t1 - t0)
 
 def bench_cold(work: Path, reps: int) -> None:
     cases = [
-        ("save", "tiktoken", "1", 0.0), ("save", "bpe-openai", "1", 0.0), ("save", "tiktoken", "1", 0.3),
-        ("append", "tiktoken", "0", 0.0), ("append", "tiktoken", "1", 0.0),
-        ("append", "bpe-openai", "0", 0.0),
+        ("save", "tiktoken", "1", 0.0), ("save", "bpe-openai", "1", 0.0),
+        ("save", "tiktoken", "1", 0.3), ("save", "bpe-openai", "1", 0.3),
+        ("append", "tiktoken", "0", 0.0), ("append", "bpe-openai", "0", 0.0),
+        ("append", "tiktoken", "1", 0.3), ("append", "bpe-openai", "1", 0.3),
     ]  # fmt: skip
     results: dict[tuple[str, ...], list[tuple[float, float]]] = {tuple(map(str, c)): [] for c in cases}
     for i in range(reps):
@@ -434,6 +445,12 @@ def bench_growth(work: Path, turns: list[list[Any]], sizes: list[int], sample: i
     first, last = sizes[0], sizes[-1]
     r = statistics.median(per_message[last]) / statistics.median(per_message[first])
     row(f"append per message: {last:,} vs {first:,} messages", goal(r, 1.1))
+
+
+def load_line() -> str:
+    """The machine's load when the run ended: other jobs share these cores."""
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.1f} / {five:.1f} / {fifteen:.1f} (1/5/15 min) at the end of the run"
 
 
 def main() -> None:

@@ -5,6 +5,8 @@ their JSON form, and a hand-built conversation over its loaded history extends i
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -110,3 +112,20 @@ def test_a_really_rewritten_history_still_branches(cstore: FileConversationStore
     asyncio.run(cstore.save(Conversation(conversation_id="c", messages=changed, revision=loaded.revision)))
     record = asyncio.run(cstore.read_record("c"))
     assert len(record.branches) == 1  # the old answer is kept as a branch, as pydantic-ai does
+
+
+def test_opening_the_store_warms_up_in_the_background(tmp_path: Path) -> None:
+    """A server's first save must not wait for the tokenizer or pydantic's serializers to load."""
+    code = (
+        "import sys\n"
+        "from sessionstore import FileConversationStore\n"
+        "from sessionstore.accounting import tokenizer\n"
+        "from sessionstore.integrations import conversation_store as cs\n"
+        f"FileConversationStore({str(tmp_path / 'a')!r}); FileConversationStore({str(tmp_path / 'b')!r})\n"
+        "warming, loading = cs._warming, tokenizer._preloading\n"
+        "assert warming is not None and warming.daemon and loading is not None and loading.daemon\n"
+        "warming.join(60); loading.join(60)\n"
+        "assert tokenizer._loaded and tokenizer._counter is not None\n"
+        "assert 'filelock' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

@@ -131,6 +131,35 @@ def _storable(cid: str, record_json: dict[str, Any]) -> dict[str, Any]:
     return record_json
 
 
+_warming: threading.Thread | None = None
+
+
+def warm_up() -> None:
+    """Load, on daemon threads and once per process, what the first save would otherwise wait for.
+
+    The tokenizer's table (its own thread), pydantic's serializers for messages and records (built on
+    first use: a few hundred ms, more than the tokenizer), and the modules a write imports lazily. A
+    save that arrives meanwhile simply does the rest itself.
+    """
+    global _warming
+    preload()
+    if _warming is not None:
+        return
+
+    def run() -> None:
+        import concurrent.futures  # noqa: F401  (the blob writer's pool)
+
+        import filelock  # noqa: F401  (the session lock)
+        from pydantic_ai.messages import ModelRequest, UserPromptPart
+
+        sample = codec.encode([ModelRequest(parts=[UserPromptPart("warm up")])])
+        codec.decode([sample])
+        record_to_json(ConversationRecord(conversation_id="warm-up", head_id=None))
+
+    _warming = threading.Thread(target=run, name="sessionstore-warm-up", daemon=True)
+    _warming.start()
+
+
 def session_name(conversation_id: str) -> str:
     """The session a conversation is stored as: its id when valid as a name, else `c-` + sha256 prefix."""
     try:
@@ -157,7 +186,7 @@ class FileConversationStore(ConversationStore):
         self._logs: dict[str, ConversationLog] = {}
         self._mutex = threading.Lock()
         self.index = ConversationIndex(self.store)
-        preload()  # the tokenizer loads on a thread now, not on the first save's path
+        warm_up()  # a web server's first request should not pay for what every process loads once
 
     def __repr__(self) -> str:
         return f"FileConversationStore({str(self.store.root)!r})"
