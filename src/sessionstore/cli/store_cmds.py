@@ -11,7 +11,6 @@ import sys
 import click
 import orjson
 
-from ..accounting.settings import Settings
 from ..errors import CorruptObjectError, NotAStoreError
 from ..porcelain.gauge import Gauge, commit_gauges
 from ..porcelain.store import SessionInfo, SessionStore
@@ -25,7 +24,6 @@ from .output import (
     progress,
     relative_time,
     short_id,
-    store_path,
 )
 
 
@@ -41,7 +39,7 @@ def init_cmd(ctx: click.Context) -> None:
         count = plural(len(existing.sessions()), "session")
         click.echo(f"{existing.root} is already a session store ({count})")
         return
-    store = SessionStore.open(store_path(ctx), create=True, settings=Settings.load())
+    store = open_store(ctx, create=True)
     click.echo(f"Initialized empty session store in {store.root.resolve()}")
 
 

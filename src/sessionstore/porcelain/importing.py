@@ -23,7 +23,7 @@ from .session import Session
 
 if TYPE_CHECKING:
     from ..formats.transcripts import ImportedTranscript
-    from .store import SessionStore
+    from .layout import StoreLayout as SessionStore
 
 Progress = Callable[[int, int], None]
 
@@ -55,9 +55,9 @@ def import_transcript(
             total = len(transcript.steps)
             for done, step in enumerate(transcript.steps, start=1):
                 if step.kind == "compaction":
-                    session._checkpoint_locked(step.messages, tier=2, extra={"source": "import"})
+                    session.commit_checkpoint(step.messages, tier=2, extra={"source": "import"})
                 else:
-                    session._append_locked(step.messages, usage=step.usage, kind="import")
+                    session.commit_turn(step.messages, usage=step.usage, kind="import")
                 if progress:
                     progress(done, total)
         except BaseException:
