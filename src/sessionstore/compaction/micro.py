@@ -160,6 +160,8 @@ class MicroState:
         """Blankable (message, part) pairs not blanked yet, by priority, oldest first."""
         self.blanked = 0
         """Parts blanked so far (they stay blanked)."""
+        self._first: ModelMessage | None = None
+        self._last: ModelMessage | None = None
 
     @classmethod
     def of(cls, history: Sequence[ModelMessage], sizes: Sequence[int], settings: Settings) -> MicroState:
@@ -170,6 +172,14 @@ class MicroState:
 
     def __len__(self) -> int:
         return len(self._messages)
+
+    def follows(self, history: Sequence[ModelMessage]) -> bool:
+        """True when `history` starts with the very messages (by identity) this state was fed: it may
+        then `extend` with the rest. False after a reset point, which replaces the history's objects."""
+        n = len(self._messages)
+        if n == 0:
+            return True
+        return n <= len(history) and history[0] is self._first and history[n - 1] is self._last
 
     @property
     def tokens_before(self) -> int:
@@ -185,6 +195,10 @@ class MicroState:
         """Append stored messages with their estimates (`sizes[i]` of `messages[i]`): O(len(messages))."""
         if len(sizes) != len(messages):
             raise ValueError(f"sizes has {len(sizes)} entries for {len(messages)} messages")
+        if messages:
+            if not self._messages:
+                self._first = messages[0]
+            self._last = messages[-1]
         self._messages.extend(messages)
         self._sizes.extend(sizes)
         added = sum(sizes)
