@@ -48,7 +48,7 @@ NOTES: list[str] = [
     "file, its directory entry, the log line) against raw's one; under I/O contention they dominate.",
     "Cold start is the first write timed alone (imports and store open excluded) in a fresh process;",
     "`FileConversationStore(...)` warms up on daemon threads (tokenizer table, pydantic serializers,",
-    "lazy imports: `conversation_store.warm_up`); `SessionStore.open` does not yet, so the Session rows",
+    "lazy imports: `conversation_records.warm_up`); `SessionStore.open` does not yet, so the Session rows",
     "'preload at open' call `warm_up()` where store.py would. 'first request 300 ms after open' is a",
     "server that starts, then serves; 'right after open' writes at once and waits for whatever is left.",
 ]
@@ -214,7 +214,7 @@ if kind == "save":
 else:
     store = SessionStore.open(root)
     if preload:  # what SessionStore.open would do once wired as FileConversationStore does
-        from sessionstore.integrations.conversation_store import warm_up
+        from sessionstore.integrations.conversation_records import warm_up
         warm_up()
 time.sleep(wait)  # a server between start-up and its first request
 def first():

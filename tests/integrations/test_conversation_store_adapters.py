@@ -117,15 +117,17 @@ def test_a_really_rewritten_history_still_branches(cstore: FileConversationStore
 def test_opening_the_store_warms_up_in_the_background(tmp_path: Path) -> None:
     """A server's first save must not wait for the tokenizer or pydantic's serializers to load."""
     code = (
-        "import sys\n"
+        "import sys, threading\n"
+        "failed = []\n"
+        "threading.excepthook = failed.append  # a warm-up that raises would go unnoticed otherwise\n"
         "from sessionstore import FileConversationStore\n"
         "from sessionstore.accounting import tokenizer\n"
-        "from sessionstore.integrations import conversation_store as cs\n"
+        "from sessionstore.integrations import conversation_records as cs\n"
         f"FileConversationStore({str(tmp_path / 'a')!r}); FileConversationStore({str(tmp_path / 'b')!r})\n"
         "warming, loading = cs._warming, tokenizer._preloading\n"
         "assert warming is not None and warming.daemon and loading is not None and loading.daemon\n"
         "warming.join(60); loading.join(60)\n"
         "assert tokenizer._loaded and tokenizer._counter is not None\n"
-        "assert 'filelock' in sys.modules\n"
+        "assert 'filelock' in sys.modules and not failed, failed\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

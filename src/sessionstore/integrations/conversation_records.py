@@ -10,14 +10,18 @@ with one `pread` that the line it last saw is still there (a deleted and recreat
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+import orjson
 from pydantic_ai.exceptions import UserError
 
+from ..accounting.tokens import preload
 from ..errors import CorruptLogError, InvalidSessionName, SessionStoreError
+from ..plumbing import codec
 from ..plumbing.logs import Commit, Log, parse_line
 
 if TYPE_CHECKING:
@@ -50,6 +54,53 @@ class UnstorableText(SessionStoreError, UserError):
 
     def __init__(self, message: str) -> None:
         UserError.__init__(self, message)
+
+
+def unstorable(cid: str, where: str, err: Exception) -> UnstorableText:
+    return UnstorableText(
+        f"conversation {cid!r} cannot be saved: {where} holds a lone surrogate, which UTF-8 cannot store "
+        f"({err}); nothing was saved: replace it first, e.g. "
+        "text.encode('utf-16', 'surrogatepass').decode('utf-16', 'replace')"
+    )
+
+
+def storable(cid: str, record_json: dict[str, Any]) -> dict[str, Any]:
+    """`record_json`, after checking it encodes (a lone surrogate in an id or scope cannot)."""
+    try:
+        orjson.dumps(record_json)
+    except orjson.JSONEncodeError as err:
+        raise unstorable(cid, "its record (id, scope or metadata)", err) from None
+    return record_json
+
+
+_warming: threading.Thread | None = None
+
+
+def warm_up() -> None:
+    """Load, on daemon threads and once per process, what the first save would otherwise wait for.
+
+    The tokenizer's table (its own thread), pydantic's serializers for messages and records (built on
+    first use: a few hundred ms, more than the tokenizer), and the modules a write imports lazily. A
+    save that arrives meanwhile simply does the rest itself.
+    """
+    global _warming
+    preload()
+    if _warming is not None:
+        return
+
+    def run() -> None:
+        import concurrent.futures  # noqa: F401  (the blob writer's pool)
+
+        import filelock  # noqa: F401  (the session lock)
+        from pydantic_ai.conversation_store import ConversationRecord
+        from pydantic_ai.messages import ModelRequest, UserPromptPart
+
+        sample = codec.encode([ModelRequest(parts=[UserPromptPart("warm up")])])
+        codec.decode([sample])
+        record_to_json(ConversationRecord(conversation_id="warm-up", head_id=None))
+
+    _warming = threading.Thread(target=run, name="sessionstore-warm-up", daemon=True)
+    _warming.start()
 
 
 @cache

@@ -71,7 +71,6 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import orjson
 from pydantic_ai._conversation_marks import mark_stored, stored_boundary
 from pydantic_ai.agent import AgentRunResult
 from pydantic_ai.conversation import Conversation
@@ -83,7 +82,7 @@ from pydantic_ai.conversation_store import (
 )
 
 from ..accounting.settings import Settings
-from ..accounting.tokens import estimate_messages, preload
+from ..accounting.tokens import estimate_messages
 from ..errors import InvalidSessionName, StaleSessionError
 from ..plumbing import codec
 from ..plumbing.fsutil import fsync_dir
@@ -104,6 +103,9 @@ from .conversation_records import (
     record_from_json,
     record_to_json,
     segments,
+    storable,
+    unstorable,
+    warm_up,
 )
 
 if TYPE_CHECKING:
@@ -112,52 +114,6 @@ if TYPE_CHECKING:
 __all__ = ["ConversationNameTaken", "FileConversationStore", "UnstorableText", "session_name"]
 
 T = TypeVar("T")
-
-
-def _unstorable(cid: str, where: str, err: Exception) -> UnstorableText:
-    return UnstorableText(
-        f"conversation {cid!r} cannot be saved: {where} holds a lone surrogate, which UTF-8 cannot store "
-        f"({err}); nothing was saved: replace it first, e.g. "
-        "text.encode('utf-16', 'surrogatepass').decode('utf-16', 'replace')"
-    )
-
-
-def _storable(cid: str, record_json: dict[str, Any]) -> dict[str, Any]:
-    """`record_json`, after checking it encodes (a lone surrogate in an id or scope cannot)."""
-    try:
-        orjson.dumps(record_json)
-    except orjson.JSONEncodeError as err:
-        raise _unstorable(cid, "its record (id, scope or metadata)", err) from None
-    return record_json
-
-
-_warming: threading.Thread | None = None
-
-
-def warm_up() -> None:
-    """Load, on daemon threads and once per process, what the first save would otherwise wait for.
-
-    The tokenizer's table (its own thread), pydantic's serializers for messages and records (built on
-    first use: a few hundred ms, more than the tokenizer), and the modules a write imports lazily. A
-    save that arrives meanwhile simply does the rest itself.
-    """
-    global _warming
-    preload()
-    if _warming is not None:
-        return
-
-    def run() -> None:
-        import concurrent.futures  # noqa: F401  (the blob writer's pool)
-
-        import filelock  # noqa: F401  (the session lock)
-        from pydantic_ai.messages import ModelRequest, UserPromptPart
-
-        sample = codec.encode([ModelRequest(parts=[UserPromptPart("warm up")])])
-        codec.decode([sample])
-        record_to_json(ConversationRecord(conversation_id="warm-up", head_id=None))
-
-    _warming = threading.Thread(target=run, name="sessionstore-warm-up", daemon=True)
-    _warming.start()
 
 
 def session_name(conversation_id: str) -> str:
@@ -329,7 +285,7 @@ class FileConversationStore(ConversationStore):
     ) -> None:
         cid = record.conversation_id
         name = session_name(cid)
-        record_json = _storable(cid, record_to_json(record))
+        record_json = storable(cid, record_to_json(record))
         with self.store.lock(name):
             view = self._view(name)
             current = view.owned_record(cid)
@@ -346,7 +302,7 @@ class FileConversationStore(ConversationStore):
                 else:
                     kind, blob, fields, count, tokens = self._reset(view, record, new_entries)
             except UnicodeEncodeError as err:  # encoding comes before any write: nothing was stored
-                raise _unstorable(cid, "a message", err) from None
+                raise unstorable(cid, "a message", err) from None
             fields[RECORD] = record_json
             line, body = make_line(
                 parent=view.head, kind=kind, blob=blob, count=count, tokens=tokens, usage=None,
