@@ -301,8 +301,10 @@ class FileConversationStore(ConversationStore):
                     kind, blob, fields, count, tokens = self._turn(view, new_entries, previous)
                 else:
                     kind, blob, fields, count, tokens = self._reset(view, record, new_entries)
-            except UnicodeEncodeError as err:  # encoding comes before any write: nothing was stored
-                raise unstorable(cid, "a message", err) from None
+            except (UnicodeEncodeError, codec.UnreadableMessages) as err:  # before any write: nothing stored
+                if "surrogate" in str(err):
+                    raise unstorable(cid, "a message", err) from None
+                raise UnstorableText(f"conversation {cid!r} cannot be saved: {err}") from None
             fields[RECORD] = record_json
             line, body = make_line(
                 parent=view.head, kind=kind, blob=blob, count=count, tokens=tokens, usage=None,
