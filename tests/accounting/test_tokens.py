@@ -36,7 +36,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from sessionstore.accounting import tokens
+from sessionstore.accounting import tokenizer
 from sessionstore.accounting.tokens import (
     MEDIA_TOKENS,
     MESSAGE_OVERHEAD,
@@ -73,14 +73,18 @@ def test_import_is_cheap() -> None:
 
 
 def test_fallback_when_encoding_missing(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tokens, "ENCODING_NAME", "no_such_encoding_xyz")
-    monkeypatch.setattr(tokens, "_encoding", None)
-    monkeypatch.setattr(tokens, "_load_attempted", False)
-    with pytest.warns(RuntimeWarning, match="characters/4"):
-        assert count_text("abcdefghi") == 3  # ceil(9/4)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # a second call must not warn again
-        assert count_text("abcd") == 1
+    monkeypatch.setattr(tokenizer, "ENCODING_NAME", "no_such_encoding_xyz")
+    monkeypatch.setattr(tokenizer, "_wanted", lambda: ["tiktoken"])
+    tokenizer.reset()
+    try:
+        with pytest.warns(RuntimeWarning, match="characters/4"):
+            assert count_text("abcdefghi") == 3  # ceil(9/4)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a second call must not warn again
+            assert count_text("abcd") == 1
+    finally:
+        monkeypatch.undo()
+        tokenizer.reset()
 
 
 # One row per part kind: (part, the tokens its sent text must cost). Equality pins the dispatch: a

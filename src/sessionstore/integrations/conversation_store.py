@@ -7,8 +7,23 @@
 
 **One conversation, one session.** A conversation is stored as the session named after its id: the id
 itself when it is a valid session name, else `c-` + the first 32 hex digits of its sha256 (the real id
-is kept in the record). So it shows in `session list/log/show`, and `fsck`/`gc` cover it. A session
-name already used by a plain session or another conversation is refused with `InvalidSessionName`.
+is kept in the record). So it shows in `session list/log/show`, and `fsck`/`gc` cover it. An id whose
+session name is already used by a plain session or another conversation is refused with
+`ConversationNameTaken`, which is both an `InvalidSessionName` and a pydantic-ai `UserError` (so a UI
+adapter reports the caller's mistake, not a failure worth retrying: retrying cannot help).
+
+**Text UTF-8 cannot store.** A lone surrogate (`"\\ud800"`) in an id, a scope or a message is refused
+with `UnstorableText` (a `UserError` naming the conversation and the fix) before anything is written.
+(`InMemoryConversationStore` keeps such strings, since it never encodes them; a file cannot.)
+
+**Values come back in their JSON form**, exactly as pydantic-ai's own serializer
+(`ModelMessagesTypeAdapter`) gives them: a tool return that was a `datetime` or a pydantic model comes
+back as a string or a dict. `save` compares messages with the stored ones in both forms (as objects, and
+as their stored JSON lines), so a hand-built `Conversation` over the history it saved, holding the app's
+original objects, extends that history instead of storing it again as a new branch.
+
+**Listing** (`list_conversations`) reads the conversation index (`conversation_index`): O(limit) head
+lines, not every conversation.
 
 **One save, one commit.** Each `write_record` appends one commit whose `conversation` field holds the
 whole `ConversationRecord` (head, usage, deferred requests, scope, fork origin, branches, revision) and
@@ -42,8 +57,8 @@ deleted conversation reached. Don't rely on `delete` alone to erase messages bef
 instance serializes them, and the file lock serializes writers across threads and processes.
 
 `read_history` is overridden: one walk of the in-memory index, each blob read once, one validation.
-Records round-trip through pydantic's JSON (values under `Any`, such as deferred-call metadata, come
-back as their JSON form). `Session.append`/`compact`/`checkout` refuse a conversation's session; a
+Records round-trip through pydantic's JSON too (values under `Any`, such as deferred-call metadata,
+come back as their JSON form). `Session.append`/`compact`/`checkout` refuse a conversation's session; a
 foreign commit written behind both APIs' backs is refused on the next read.
 """
 
@@ -56,6 +71,9 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from pydantic_ai._conversation_marks import mark_stored, stored_boundary
+from pydantic_ai.agent import AgentRunResult
+from pydantic_ai.conversation import Conversation
 from pydantic_ai.conversation_store import (
     ConversationConflict,
     ConversationEntry,
@@ -68,25 +86,32 @@ from ..accounting.tokens import estimate_messages
 from ..errors import InvalidSessionName, StaleSessionError
 from ..plumbing import codec
 from ..plumbing.fsutil import fsync_dir
-from ..plumbing.logs import make_line
+from ..plumbing.logs import make_line, utc_now
 from ..plumbing.names import check_name
 from ..porcelain.store import SessionStore
+from .conversation_index import ConversationIndex
 from .conversation_records import (
     AFTER,
     COUNTS,
     IDS,
     RECORD,
     ConversationLog,
+    ConversationNameTaken,
     Located,
+    UnstorableText,
     commit_time,
+    record_from_json,
     record_to_json,
     segments,
+    storable,
+    unstorable,
+    warm_up,
 )
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
 
-__all__ = ["FileConversationStore", "session_name"]
+__all__ = ["ConversationNameTaken", "FileConversationStore", "UnstorableText", "session_name"]
 
 T = TypeVar("T")
 
@@ -116,9 +141,53 @@ class FileConversationStore(ConversationStore):
         )
         self._logs: dict[str, ConversationLog] = {}
         self._mutex = threading.Lock()
+        self.index = ConversationIndex(self.store)
+        warm_up()  # a web server's first request should not pay for what every process loads once
 
     def __repr__(self) -> str:
         return f"FileConversationStore({str(self.store.root)!r})"
+
+    async def save(
+        self, conversation: Conversation | AgentRunResult[Any], *, scope: str | None = None
+    ) -> list[ConversationEntry]:
+        """pydantic-ai's `save`, except that messages are compared with the stored ones in their stored
+        (JSON) form: a hand-built `Conversation` over the history it loaded (whose tool returns may be
+        the original datetimes or models, where the store gives back their JSON form) extends the
+        stored history instead of storing it again as a new branch."""
+        target = conversation.conversation if isinstance(conversation, AgentRunResult) else conversation
+        if target.revision is not None and stored_boundary(target) is None:
+            messages = list(target.messages)
+            shared = await asyncio.to_thread(self._locked, self._stored_prefix, target, messages)
+            if shared is not None:
+                mark_stored(target, messages[:shared])
+        return await super().save(conversation, scope=scope)
+
+    def _stored_prefix(self, conversation: Conversation, messages: list[ModelMessage]) -> int | None:
+        """How many of `messages` are the stored history (all of it, compared as stored), else None."""
+        cid = conversation.conversation_id
+        view = self._view(session_name(cid))
+        record = view.owned_record(cid)
+        if record is None or record.revision != conversation.revision or record.head_id is None:
+            return None  # pydantic-ai's own save says what is wrong (a conflict), or there is no history
+        chain = view.chain(record.head_id, conversation.new_message_index)
+        if not chain or len(chain) > len(messages):
+            return None
+        mine = messages[: len(chain)]
+        stored = self._messages(view, chain)  # equal objects: a conversation over loaded messages
+        if all(a == b for a, b in zip(mine, stored, strict=True)):
+            return None  # pydantic-ai's own comparison finds them equal: nothing to help with
+        lines = self._stored_lines(view, chain)  # else the bytes: the app's own objects, as stored
+        encoded = codec.encode(mine).split(b"\n")[:-1]
+        if any(a != b and line != raw for a, b, line, raw in zip(mine, stored, encoded, lines, strict=True)):
+            return None  # rewritten: pydantic-ai branches at the first difference
+        return len(chain)
+
+    def _stored_lines(self, view: ConversationLog, chain: list[tuple[str, Located]]) -> list[bytes]:
+        """The stored JSON line of each entry of `chain` (each blob read and verified once)."""
+        runs = segments(chain)
+        oids = list(dict.fromkeys(blob for blob, _, _ in runs))
+        blobs = {oid: self.store.objects.read(oid).split(b"\n") for oid in oids}
+        return [line for blob, a, b in runs for line in blobs[blob][a:b]]
 
     # -- the five primitives, plus read_history -----------------------------------------------------
 
@@ -172,16 +241,8 @@ class FileConversationStore(ConversationStore):
         return self._view(session_name(conversation_id)).owned_record(conversation_id)
 
     def _sync_read_records(self, scope: str | None, limit: int | None) -> list[ConversationRecord]:
-        names = set(self.store.sessions())
-        for gone in self._logs.keys() - names:
-            del self._logs[gone]
-        records = []
-        for name in names:
-            record = self._view(name).record()
-            if record is not None and (scope is None or record.scope == scope):
-                records.append(record)
-        records.sort(key=lambda r: r.updated_at, reverse=True)
-        return records[:limit]
+        """The newest records from the conversation index: O(limit) head reads, not a scan of the store."""
+        return [record_from_json(data) for data in self.index.newest(scope, limit)]
 
     def _find(self, entry_id: str) -> ConversationLog:
         """A fresh view whose index has `entry_id`; `KeyError` when no stored conversation reaches it."""
@@ -224,6 +285,7 @@ class FileConversationStore(ConversationStore):
     ) -> None:
         cid = record.conversation_id
         name = session_name(cid)
+        record_json = storable(cid, record_to_json(record))
         with self.store.lock(name):
             view = self._view(name)
             current = view.owned_record(cid)
@@ -234,15 +296,21 @@ class FileConversationStore(ConversationStore):
                 entry.parent_id == (new_entries[i - 1].id if i else previous)
                 for i, entry in enumerate(new_entries)
             )
-            if extends:
-                kind, blob, fields, count, tokens = self._turn(view, new_entries, previous)
-            else:
-                kind, blob, fields, count, tokens = self._reset(view, record, new_entries)
-            fields[RECORD] = record_to_json(record)
+            try:
+                if extends:
+                    kind, blob, fields, count, tokens = self._turn(view, new_entries, previous)
+                else:
+                    kind, blob, fields, count, tokens = self._reset(view, record, new_entries)
+            except (UnicodeEncodeError, codec.UnreadableMessages) as err:  # before any write: nothing stored
+                if "surrogate" in str(err):
+                    raise unstorable(cid, "a message", err) from None
+                raise UnstorableText(f"conversation {cid!r} cannot be saved: {err}") from None
+            fields[RECORD] = record_json
             line, body = make_line(
                 parent=view.head, kind=kind, blob=blob, count=count, tokens=tokens, usage=None,
                 extra=fields, time=commit_time(record.updated_at),
             )  # fmt: skip
+            self.index.note(name, time=body["time"], scope=record.scope, commit=body["id"])
             try:
                 commit = view.log.append(line, body, view.head)
             except StaleSessionError:
@@ -317,6 +385,7 @@ class FileConversationStore(ConversationStore):
             current = view.owned_record(conversation_id)
             if current is None or current.revision != expected_revision:
                 raise ConversationConflict(conversation_id)
+            self.index.note_delete(name, time=utc_now())
             view.log.remove()
             fsync_dir(self.store.logs_dir)
             view.refresh()

@@ -380,3 +380,55 @@ class Log:
 
     def remove(self) -> None:
         os.unlink(self.path)
+
+
+_TAIL_CHUNK = 1 << 16
+"""Bytes `tail` reads per step back from the end of a log."""
+
+
+def tail(log: Log, count: int) -> list[Commit]:
+    """The newest `count` commits of `log`, oldest first, read back from the end of the file only.
+
+    What `session log NAME -n N` needs: the cost is the bytes of those lines (read in 64 KiB steps),
+    not the log's length. Only a last line without its newline is a torn tail (skipped); any other
+    line that does not verify, or that does not chain to the line after it, is `CorruptLogError`.
+    """
+    if count <= 0:
+        return []
+    try:
+        fd = os.open(log._file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return []
+    try:
+        pos = os.fstat(fd).st_size
+        chunks: list[bytes] = []
+        newlines = 0
+        while pos > 0 and newlines <= count:  # count + 1 newlines: count whole lines after a cut
+            step = min(_TAIL_CHUNK, pos)
+            pos -= step
+            chunk = os.pread(fd, step, pos)
+            chunks.append(chunk)
+            newlines += chunk.count(b"\n")
+    finally:
+        os.close(fd)
+    buf = b"".join(reversed(chunks))
+    if not buf.endswith(b"\n"):
+        buf = buf[: buf.rfind(b"\n") + 1]  # a torn tail (a crash mid-append) is not data
+    if pos > 0:
+        cut = buf.find(b"\n") + 1  # the bytes before the first newline belong to an older line
+        pos, buf = pos + cut, buf[cut:]
+    lines = buf.split(b"\n")[:-1][-count:]
+    offset = pos + len(buf)
+    out: list[Commit] = []
+    for line in reversed(lines):
+        offset -= len(line) + 1
+        commit = parse_line(line, log.session, offset)
+        if commit is None:
+            raise log._damage(log._bytes(), offset, "its id does not verify")
+        if out and (out[-1].parent != commit.id or out[-1].seq != commit.seq + 1):
+            raise log._damage(log._bytes(), out[-1].offset, "it does not follow the line before it")
+        out.append(commit)
+    out.reverse()
+    if out and out[0].offset == 0 and (out[0].parent is not None or out[0].seq != 1):
+        raise log._damage(log._bytes(), 0, "the first commit has a parent")
+    return out

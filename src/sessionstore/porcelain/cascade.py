@@ -33,7 +33,7 @@ from ..compaction.events import (
     ContextUltimateCompacted,
 )
 from ..compaction.full import FullResult, full_compact
-from ..compaction.micro import MicroResult, microcompact
+from ..compaction.micro import MicroResult, MicroState, microcompact
 from ..compaction.turns import is_summary_request
 from ..compaction.ultimate import ultimate_compact
 from ..errors import CompactionError, CorruptLogError, SessionStoreError
@@ -94,12 +94,26 @@ def checkpoint_summaries(session: Lockstep) -> list[str]:
 
 
 def micro_view(session: Lockstep, level: int) -> MicroResult:
-    """Tier 1 on the session's history, aiming under `level` after the measurement's bias."""
+    """Tier 1 on the session's history from scratch, aiming under `level` after the measurement's bias."""
     m = session.measurement
     bias = m.tokens - m.local  # provider count minus our estimate (signed): aim in local terms
     return microcompact(
         session.messages, session.message_sizes, level=max(0, level - bias), settings=session.store.settings
     )
+
+
+def micro_state(session: Lockstep, level: int, state: MicroState | None) -> MicroState:
+    """Tier 1 carried across turns: `state` (the session's previous one) fed the messages appended since,
+    or a new state after a reset point; then applied under `level` after the measurement's bias. The
+    work is the new messages and the blanks made now, not the history (compaction.micro.MicroState)."""
+    history, sizes = session.messages, session.message_sizes
+    if state is None or not state.follows(history):
+        state = MicroState.of(history, sizes, session.store.settings)
+    elif len(state) < len(history):
+        state.extend(history[len(state) :], sizes[len(state) :])
+    m = session.measurement
+    state.apply(max(0, level - (m.tokens - m.local)))
+    return state
 
 
 def _persist(session: Lockstep, result: FullResult, tier: int, focus: str | None) -> Commit:
@@ -181,9 +195,12 @@ def full_then_ultimate(session: Lockstep, *, focus: str | None, raise_errors: bo
     return events
 
 
-def after_append(session: Lockstep) -> tuple[list[CompactionEvent], MicroResult | None]:
+def after_append(
+    session: Lockstep, state: MicroState | None = None
+) -> tuple[list[CompactionEvent], MicroState | None]:
     """The cascade after a turn was acknowledged (lock held): persisted tiers run here; over the micro
-    level the tier-1 view of the new head is returned for the session to send next."""
+    level the tier-1 state (`state`, the session's previous one, carried forward) is returned for the
+    session to send next."""
     settings = session.store.settings
     if not settings.compaction_enabled:
         return [], None
@@ -192,14 +209,14 @@ def after_append(session: Lockstep) -> tuple[list[CompactionEvent], MicroResult 
     if tier == TIER_FULL:
         return full_then_ultimate(session, focus=None, raise_errors=False), None
     if tier == TIER_MICRO:
-        view = micro_view(session, lv.micro)
+        view = micro_state(session, lv.micro, state)
         if view.blanked:
             return [
                 ContextMicrocompacted(
                     tokens_before=view.tokens_before,
                     tokens_after=view.tokens_after,
-                    messages_before=len(view.messages),
-                    messages_after=len(view.messages),
+                    messages_before=len(view),
+                    messages_after=len(view),
                 )
             ], view
         return [], view

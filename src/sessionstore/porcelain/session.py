@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
 
     from ..compaction.events import CompactionEvent
-    from ..compaction.micro import MicroResult
+    from ..compaction.micro import MicroState
     from ..memory.fileio import MemoryUpdate
     from ..plumbing.logs import Commit
     from .layout import StoreLayout
@@ -47,7 +47,8 @@ class Session(Lockstep):
 
     def load(self) -> None:
         super().load()
-        self._view_cache: tuple[str, MicroResult] | None = None
+        self._view_cache: tuple[str, MicroState] | None = None
+        """The tier-1 state of the head it was applied at; carried to the next turn (MicroState)."""
 
     def reload(self) -> None:
         """Re-read the session from disk (after a `StaleSessionError`)."""
@@ -62,10 +63,11 @@ class Session(Lockstep):
             self.sent_elided = None
             return self.history
         if self._view_cache is None or self._view_cache[0] != self.head_id:
-            self._view_cache = (self.head_id, cascade.micro_view(self, lv.micro))
+            previous = self._view_cache[1] if self._view_cache else None
+            self._view_cache = (self.head_id, cascade.micro_state(self, lv.micro, previous))
         view = self._view_cache[1]
         self.note_sent(view.tokens_before - view.tokens_after)
-        return list(view.messages)
+        return view.view()
 
     def log(self) -> list[Commit]:
         """Every commit of this session, newest first."""
@@ -95,7 +97,7 @@ class Session(Lockstep):
     def run_cascade(self) -> list[CompactionEvent]:
         """The cascade of DESIGN §7 on the current head (the caller holds the lock): tier 2 (and 3)
         persisted over the full level; over the micro level the tier-1 view is kept for `view()`."""
-        events, view = cascade.after_append(self)
+        events, view = cascade.after_append(self, self._view_cache[1] if self._view_cache else None)
         if view is not None:
             self._view_cache = (self.head_id, view)
         return events

