@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ToolCallPart, ToolReturnPart
 
-from helpers.cli import EXAMPLE, assert_refused, run, snapshot
+from helpers.cli import EXAMPLE, assert_lock_refused, assert_refused, run, snapshot
 from sessionstore.formats.transcripts import read_transcript
 from sessionstore.porcelain.store import SessionStore
 
@@ -101,7 +101,7 @@ def test_import_into_a_locked_name_waits_then_refuses(root: Path) -> None:
     before = snapshot(root)
     with store.lock("fix-auth"):
         result = run(root, "import", str(EXAMPLE), env={"SESSIONSTORE_LOCK_TIMEOUT_S": "0.2"})
-    assert_refused(result, "session 'fix-auth' is locked")
+    assert_lock_refused(result, "session 'fix-auth' is locked")
     assert snapshot(root) == before
 
 

@@ -6,10 +6,26 @@ Both load pydantic-ai, so every such import sits inside the command functions.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from .output import fail, number, open_store, plural, progress, short_id, stdout_bytes
+from .output import (
+    complete_rev,
+    fail,
+    json_options,
+    number,
+    open_store,
+    plural,
+    print_json,
+    progress,
+    resolve,
+    short_id,
+    stdout_bytes,
+)
+
+if TYPE_CHECKING:
+    from ..porcelain.store import SessionStore
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "fix-auth.json"
 """A short pydantic-ai conversation with tool calls, shipped as package data for a first try."""
@@ -30,19 +46,30 @@ EXPORT_FORMATS = ("pydantic-ai",)
 )
 @click.option("--as", "name", help="Session name (default: derived from the transcript).")
 @click.option("--example", is_flag=True, help=f"Import the bundled example conversation ({EXAMPLE.name}).")
+@json_options(stream=False, dest="out")
 @click.pass_context
-def import_cmd(ctx: click.Context, file: Path | None, fmt: str, name: str | None, example: bool) -> None:
-    """Import a transcript FILE (pydantic-ai JSON, Claude Code or Codex JSONL) as a new session."""
-    from ..formats.transcripts import read_transcript
-    from ..plumbing.names import check_name
-    from ..porcelain.importing import import_transcript
+def import_cmd(
+    ctx: click.Context, file: Path | None, fmt: str, name: str | None, example: bool, out: str | None
+) -> int:
+    """Import a transcript FILE (pydantic-ai JSON, Claude Code or Codex JSONL) as a new session.
 
+    \b
+    Example:  session import ~/.claude/projects/-home-me-app/3fe1b6bc-....jsonl --as fix-auth
+    """
     source = EXAMPLE if example else file
     if source is None or (example and file is not None):
         raise fail("give a transcript FILE to import, or --example for the bundled one (not both)")
     if str(source) == "-" and not source.exists():
         raise fail("'-' is not a file: to import from stdin, give /dev/stdin (and --as NAME)")
-    store = open_store(ctx)
+    return import_file(open_store(ctx), source, fmt=fmt, name=name, out=out)
+
+
+def import_file(store: SessionStore, source: Path, *, fmt: str, name: str | None, out: str | None) -> int:
+    """`session import`: `source` as a new session; exit 0."""
+    from ..formats.transcripts import read_transcript
+    from ..plumbing.names import check_name
+    from ..porcelain.importing import import_transcript
+
     if name is not None:
         check_name(name)  # refuse a bad --as before reading a possibly large file
     transcript = read_transcript(source, fmt)
@@ -52,15 +79,25 @@ def import_cmd(ctx: click.Context, file: Path | None, fmt: str, name: str | None
     compactions = sum(1 for s in steps if s.kind == "compaction")
     turns = plural(len(steps) - compactions, "turn")
     extra = f", {plural(compactions, 'compaction')}" if compactions else ""
+    if out == "json":
+        head_commit = session.head
+        print_json({
+            "source": str(source), "format": transcript.format, "session": session.name,
+            "turns": len(steps) - compactions, "compactions": compactions,
+            "messages": session.persisted_count, "tokens": session.tokens,
+            "head": head_commit.id if head_commit else None,
+        })  # fmt: skip
+        return 0
     head = short_id(session.head.id if session.head else None)
     click.echo(
         f"imported {source} ({transcript.format}) as {session.name}: {turns}{extra}, "
         f"{plural(session.persisted_count, 'message')}, {number(session.tokens)} tok, head {head}"
     )
+    return 0
 
 
 @click.command("export")
-@click.argument("rev")
+@click.argument("rev", shell_complete=complete_rev)
 @click.option(
     "--format",
     "fmt",
@@ -76,18 +113,26 @@ def import_cmd(ctx: click.Context, file: Path | None, fmt: str, name: str | None
     help="Write to this file (replaced atomically) instead of stdout.",
 )
 @click.pass_context
-def export_cmd(ctx: click.Context, rev: str, fmt: str, output: Path | None) -> None:
-    """Export the conversation at REV; `session import` reads it back unchanged."""
+def export_cmd(ctx: click.Context, rev: str, fmt: str, output: Path | None) -> int:
+    """Export the conversation at REV; `session import` reads it back unchanged.
+
+    \b
+    Example:  session export fix-auth@12 -o fix-auth.json
+    """
+    return export(open_store(ctx), rev, output)
+
+
+def export(store: SessionStore, rev: str, output: Path | None) -> int:
+    """`session export`: the messages at `rev` as pydantic-ai JSON, to `output` or stdout; exit 0."""
     from ..formats.transcripts import export_pydantic_ai
     from ..plumbing.fsutil import atomic_replace
     from .history_cmds import messages_at
 
-    store = open_store(ctx)
-    commit = store.resolve(rev)
+    commit = resolve(store, rev)
     data = export_pydantic_ai(messages_at(store, commit))
     if output is None or str(output) == "-":  # `-o -` is stdout, by the usual convention
         stdout_bytes(data)
-        return
+        return 0
     if not output.name or output.name in (".", ".."):
         raise fail(f"cannot write {str(output)!r}: -o needs a file name, e.g. -o {commit.session}.json")
     if not output.parent.is_dir():
@@ -101,6 +146,7 @@ def export_cmd(ctx: click.Context, rev: str, fmt: str, output: Path | None) -> N
         f"{plural(commit.count, 'message')} to {output}",
         err=True,
     )
+    return 0
 
 
 COMMANDS: list[click.Command] = [import_cmd, export_cmd]
