@@ -152,5 +152,5 @@ def test_import_example_needs_no_path(root: Path) -> None:
     assert "as fix-auth: 2 turns, 16 messages" in result.stdout
     before = snapshot(root)
     assert_refused(run(root, "import"), "give a transcript FILE", "--example")
-    assert_refused(run(root, "import", str(EXAMPLE), "--example"), "not both")
+    assert_refused(run(root, "import", str(EXAMPLE), "--example"), "one of them")
     assert snapshot(root) == before

@@ -6,7 +6,7 @@ Both load pydantic-ai, so every such import sits inside the command functions.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -25,12 +25,13 @@ from .output import (
 )
 
 if TYPE_CHECKING:
+    from ..formats.transcripts import ImportedTranscript
     from ..porcelain.store import SessionStore
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "fix-auth.json"
 """A short pydantic-ai conversation with tool calls, shipped as package data for a first try."""
 
-IMPORT_FORMATS = ("auto", "pydantic-ai", "claude-code", "codex")
+IMPORT_FORMATS = ("auto", "pydantic-ai", "claude-code", "codex", "openai-chat")
 EXPORT_FORMATS = ("pydantic-ai",)
 
 
@@ -46,52 +47,150 @@ EXPORT_FORMATS = ("pydantic-ai",)
 )
 @click.option("--as", "name", help="Session name (default: derived from the transcript).")
 @click.option("--example", is_flag=True, help=f"Import the bundled example conversation ({EXAMPLE.name}).")
+@click.option(
+    "--claude-code", is_flag=True, help="Import this project's Claude Code transcripts not yet imported."
+)
+@click.option("--codex", is_flag=True, help="Import this project's Codex sessions not yet imported.")
 @json_options(stream=False, dest="out")
 @click.pass_context
 def import_cmd(
-    ctx: click.Context, file: Path | None, fmt: str, name: str | None, example: bool, out: str | None
+    ctx: click.Context,
+    file: Path | None,
+    fmt: str,
+    name: str | None,
+    example: bool,
+    claude_code: bool,
+    codex: bool,
+    out: str | None,
 ) -> int:
-    """Import a transcript FILE (pydantic-ai JSON, Claude Code or Codex JSONL) as a new session.
+    """Import a transcript FILE (pydantic-ai JSON, Claude Code or Codex JSONL, OpenAI chat messages).
+
+    `--claude-code` / `--codex` find the current project's transcripts where those tools keep them
+    (Claude Code's projects folder for this directory, Codex's sessions folder) and import the ones
+    not imported yet. An OpenAI file holding many conversations (tau-bench) imports one session each.
 
     \b
     Example:  session import ~/.claude/projects/-home-me-app/3fe1b6bc-....jsonl --as fix-auth
+              session import --claude-code --codex
     """
+    discover = claude_code or codex
     source = EXAMPLE if example else file
-    if source is None or (example and file is not None):
-        raise fail("give a transcript FILE to import, or --example for the bundled one (not both)")
+    if sum((example, file is not None, discover)) != 1:
+        raise fail("give a transcript FILE, --example, or --claude-code/--codex (one of them)")
+    store = open_store(ctx)
+    if discover:
+        if name is not None:
+            raise fail("--as names one session: with --claude-code/--codex each keeps its own name")
+        return import_discovered(store, claude_code=claude_code, codex=codex, out=out)
+    assert source is not None
     if str(source) == "-" and not source.exists():
         raise fail("'-' is not a file: to import from stdin, give /dev/stdin (and --as NAME)")
-    return import_file(open_store(ctx), source, fmt=fmt, name=name, out=out)
+    return import_file(store, source, fmt=fmt, name=name, out=out)
+
+
+def transcripts_of(source: Path, fmt: str) -> list[ImportedTranscript]:
+    """The transcripts in `source`: one, or one per conversation of an OpenAI chat file."""
+    from ..formats import openai_chat
+    from ..formats.transcripts import read_text, read_transcript
+
+    if fmt == "openai-chat":
+        return openai_chat.read_openai_chat(source)
+    if fmt == "auto":
+        text = read_text(source)
+        if openai_chat.looks_like(text):
+            return openai_chat.read_openai_chat(source, text)
+    return [read_transcript(source, fmt)]
+
+
+def _import_one(store: SessionStore, transcript: ImportedTranscript, name: str | None) -> dict[str, Any]:
+    from ..porcelain.importing import import_transcript
+
+    with progress(f"importing {transcript.source.name}") as bar:
+        session = import_transcript(store, transcript, name, progress=bar)
+    compactions = sum(1 for s in transcript.steps if s.kind == "compaction")
+    head = session.head
+    return {
+        "source": str(transcript.source), "format": transcript.format, "session": session.name,
+        "turns": len(transcript.steps) - compactions, "compactions": compactions,
+        "messages": session.persisted_count, "tokens": session.tokens, "head": head.id if head else None,
+    }  # fmt: skip
+
+
+def _say(record: dict[str, Any]) -> None:
+    extra = f", {plural(record['compactions'], 'compaction')}" if record["compactions"] else ""
+    click.echo(
+        f"imported {record['source']} ({record['format']}) as {record['session']}: "
+        f"{plural(record['turns'], 'turn')}{extra}, {plural(record['messages'], 'message')}, "
+        f"{number(record['tokens'])} tok, head {short_id(record['head'])}"
+    )
 
 
 def import_file(store: SessionStore, source: Path, *, fmt: str, name: str | None, out: str | None) -> int:
-    """`session import`: `source` as a new session; exit 0."""
-    from ..formats.transcripts import read_transcript
+    """`session import FILE`: each transcript in `source` as a new session; exit 0."""
     from ..plumbing.names import check_name
-    from ..porcelain.importing import import_transcript
 
     if name is not None:
         check_name(name)  # refuse a bad --as before reading a possibly large file
-    transcript = read_transcript(source, fmt)
-    with progress(f"importing {source.name}") as bar:
-        session = import_transcript(store, transcript, name, progress=bar)
-    steps = transcript.steps
-    compactions = sum(1 for s in steps if s.kind == "compaction")
-    turns = plural(len(steps) - compactions, "turn")
-    extra = f", {plural(compactions, 'compaction')}" if compactions else ""
+    transcripts = transcripts_of(source, fmt)
+    several = len(transcripts) > 1
+    if several:  # refuse a taken name before writing any: nothing is half-imported
+        names = [
+            f"{name}-{t.suggested_name.rsplit('-', 1)[-1]}" if name else t.suggested_name for t in transcripts
+        ]
+        if taken := [n for n in names if store.exists(n)]:
+            raise fail(
+                f"{source}: session {taken[0]!r} already exists ({len(taken)} of {len(names)} names "
+                "taken): import with --as PREFIX; nothing was written"
+            )
+    else:
+        names = [name]
+    records = [_import_one(store, t, n) for t, n in zip(transcripts, names, strict=True)]
     if out == "json":
-        head_commit = session.head
-        print_json({
-            "source": str(source), "format": transcript.format, "session": session.name,
-            "turns": len(steps) - compactions, "compactions": compactions,
-            "messages": session.persisted_count, "tokens": session.tokens,
-            "head": head_commit.id if head_commit else None,
-        })  # fmt: skip
+        print_json({"imported": records, "skipped": []})
         return 0
-    head = short_id(session.head.id if session.head else None)
+    if several:
+        total = sum(r["messages"] for r in records)
+        first, last = records[0]["session"], records[-1]["session"]
+        click.echo(
+            f"imported {source} ({records[0]['format']}): {plural(len(records), 'session')}, "
+            f"{plural(total, 'message')}: {first} .. {last}"
+        )
+        return 0
+    _say(records[0])
+    return 0
+
+
+def import_discovered(store: SessionStore, *, claude_code: bool, codex: bool, out: str | None) -> int:
+    """`session import --claude-code/--codex`: this project's transcripts not imported yet; exit 0."""
+    from ..porcelain import discovery
+
+    project = Path.cwd().resolve()
+    found: list[tuple[str, Path]] = []
+    where = []
+    if claude_code:
+        found += [("claude-code", p) for p in discovery.claude_code_transcripts(project)]
+        where.append(str(discovery.claude_code_dir(project)))
+    if codex:
+        found += [("codex", p) for p in discovery.codex_transcripts(project)]
+        where.append(f"{discovery.codex_dir()} (sessions held in {project})")
+    imported: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
+    for fmt, path in found:
+        (transcript,) = transcripts_of(path, fmt)
+        if store.exists(transcript.suggested_name):
+            skipped.append({"source": str(path), "session": transcript.suggested_name, "reason": "imported"})
+            continue
+        imported.append(_import_one(store, transcript, None))
+    if out == "json":
+        print_json({"imported": imported, "skipped": skipped})
+        return 0
+    if not found:
+        click.echo(f"no transcripts found in {' or '.join(where)}", err=True)
+        return 0
+    for record in imported:
+        _say(record)
     click.echo(
-        f"imported {source} ({transcript.format}) as {session.name}: {turns}{extra}, "
-        f"{plural(session.persisted_count, 'message')}, {number(session.tokens)} tok, head {head}"
+        f"{plural(len(imported), 'new transcript')} imported, {len(skipped)} already imported", err=True
     )
     return 0
 
