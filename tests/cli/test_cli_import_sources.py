@@ -33,12 +33,26 @@ def test_openai_chat_files_import_one_session_per_conversation(tmp_path: Path) -
     document = orjson.loads(run(root, "import", str(records), "--json").stdout)
     assert [r["session"] for r in document["imported"]] == ["runs-7", "runs-9"]
     before = snapshot(root)
-    assert_refused(run(root, "import", str(records)), "'runs-7' already exists", "--as PREFIX")
+    again = run(root, "import", str(records))
+    assert again.exit_code == 0 and "(2 up to date)" in again.stdout and snapshot(root) == before
+    grown = [
+        {"task_id": 7, "traj": [*CHAT, {"role": "user", "content": "thanks"}]},
+        {"task_id": 9, "traj": CHAT},
+    ]
+    records.write_bytes(orjson.dumps(grown))
+    assert "(2 appended)" in run(root, "import", str(records)).stdout
+    counts = [orjson.loads(run(root, "show", n, "--json").stdout)["count"] for n in ("runs-7", "runs-9")]
+    assert counts == [5, 4]
+    records.write_bytes(orjson.dumps([{"task_id": 7, "traj": CHAT[:1]}]))
+    before = snapshot(root)
+    assert_refused(run(root, "import", str(records)), "'runs-7' already exists and is not a prefix")
     assert snapshot(root) == before
-    assert run(root, "import", str(records), "--as", "tau").stdout.startswith("imported ")
-    assert {"tau-7", "tau-9"} <= set(
-        orjson.loads(run(root, "list", "--json").stdout)[i]["name"] for i in range(5)
+    records.write_bytes(orjson.dumps([{"task_id": 7, "traj": CHAT}, {"task_id": 9, "traj": CHAT}]))
+    assert run(root, "import", str(records), "--as", "tau").stdout.startswith(
+        f"{records} (openai-chat): 2 sessions"
     )
+    names = {r["name"] for r in orjson.loads(run(root, "list", "--json").stdout)}
+    assert names == {"chat", "runs-7", "runs-9", "tau-7", "tau-9"}
 
 
 def test_claude_code_and_codex_transcripts_of_this_project_are_found_once(
@@ -65,7 +79,10 @@ def test_claude_code_and_codex_transcripts_of_this_project_are_found_once(
     run(root, "init")
     first = run(root, "import", "--claude-code", "--codex", env=env)
     assert first.exit_code == 0, first.output
-    assert first.stdout.count("imported ") == 2 and "2 new transcripts imported, 0 already" in first.stderr
+    assert (
+        first.stdout.count("imported ") == 2
+        and "2 new transcripts imported, 0 grown, 0 up to" in first.stderr
+    )
     again = orjson.loads(run(root, "import", "--claude-code", "--codex", "--json", env=env).stdout)
     assert again["imported"] == [] and len(again["skipped"]) == 2
     nothing = run(root, "import", "--claude-code", env={"CLAUDE_CONFIG_DIR": str(tmp_path / "none")})

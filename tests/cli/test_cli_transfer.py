@@ -88,7 +88,13 @@ def test_malformed_files_are_refused_and_nothing_changes(
 def test_import_refusals_change_nothing(root: Path, tmp_path: Path) -> None:
     run(root, "import", str(EXAMPLE))
     before = snapshot(root)
-    assert_refused(run(root, "import", str(EXAMPLE)), "'fix-auth' already exists", "--as")
+    again = run(root, "import", str(EXAMPLE))
+    assert again.exit_code == 0 and again.stdout.startswith("fix-auth is up to date with ")
+    other = tmp_path / "other.json"
+    other.write_bytes(EXAMPLE.read_bytes().replace(b"leeway", b"grace"))
+    assert_refused(
+        run(root, "import", str(other), "--as", "fix-auth"), "'fix-auth' already exists", "not a prefix"
+    )
     assert_refused(run(root, "import", str(EXAMPLE), "--as", "../up"), "../up")
     assert_refused(run(root, "import", str(tmp_path / "missing.json")), "no such file")
     assert_refused(run(root, "import", str(tmp_path)), "is a directory")

@@ -26,6 +26,7 @@ from .output import (
 
 if TYPE_CHECKING:
     from ..formats.transcripts import ImportedTranscript
+    from ..porcelain.reimport import Growth
     from ..porcelain.store import SessionStore
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "fix-auth.json"
@@ -102,57 +103,96 @@ def transcripts_of(source: Path, fmt: str) -> list[ImportedTranscript]:
     return [read_transcript(source, fmt)]
 
 
-def _import_one(store: SessionStore, transcript: ImportedTranscript, name: str | None) -> dict[str, Any]:
-    from ..porcelain.importing import import_transcript
+Plan = tuple["ImportedTranscript", str | None, "Growth | None"]
+"""A transcript, the name to import it as, and how it grows an existing session (None: a new one)."""
 
+
+def _plan(store: SessionStore, transcript: ImportedTranscript, name: str | None) -> Plan | str:
+    """What importing `transcript` as `name` would do, or why it must not (the session exists and is
+    not a prefix of the transcript): the caller refuses or skips it, having changed nothing."""
+    from ..plumbing.names import check_name
+    from ..porcelain.reimport import NotAPrefix, growth
+
+    target = check_name(name or transcript.suggested_name)
+    if not store.exists(target):
+        return transcript, name, None
+    try:
+        return transcript, target, growth(store, target, transcript)
+    except NotAPrefix as why:
+        return (
+            f"session {target!r} already exists and is not a prefix of {transcript.source} ({why}): "
+            f"import with --as NEW_NAME (nothing was written; `session log {target}` shows what it holds)"
+        )
+
+
+def _import_one(store: SessionStore, plan: Plan) -> dict[str, Any]:
+    from ..porcelain.importing import append_steps, import_transcript
+
+    transcript, name, grown = plan
+    steps = transcript.steps if grown is None else grown.new
     with progress(f"importing {transcript.source.name}") as bar:
-        session = import_transcript(store, transcript, name, progress=bar)
-    compactions = sum(1 for s in transcript.steps if s.kind == "compaction")
+        if grown is None:
+            session = import_transcript(store, transcript, name, progress=bar)
+        elif steps:
+            assert name is not None
+            session = append_steps(store, name, steps, grown.head, progress=bar)
+        else:
+            session = store.session(transcript.suggested_name if name is None else name, create=False)
+    compactions = sum(1 for s in steps if s.kind == "compaction")
     head = session.head
+    action = "imported" if grown is None else "appended" if steps else "up to date"
     return {
         "source": str(transcript.source), "format": transcript.format, "session": session.name,
-        "turns": len(transcript.steps) - compactions, "compactions": compactions,
+        "action": action, "turns": len(steps) - compactions, "compactions": compactions,
         "messages": session.persisted_count, "tokens": session.tokens, "head": head.id if head else None,
     }  # fmt: skip
 
 
 def _say(record: dict[str, Any]) -> None:
     extra = f", {plural(record['compactions'], 'compaction')}" if record["compactions"] else ""
-    click.echo(
-        f"imported {record['source']} ({record['format']}) as {record['session']}: "
-        f"{plural(record['turns'], 'turn')}{extra}, {plural(record['messages'], 'message')}, "
-        f"{number(record['tokens'])} tok, head {short_id(record['head'])}"
-    )
+    head = short_id(record["head"])
+    now = f"{plural(record['messages'], 'message')}, {number(record['tokens'])} tok, head {head}"
+    if record["action"] == "up to date":
+        click.echo(f"{record['session']} is up to date with {record['source']}: {now}; nothing to import")
+    elif record["action"] == "appended":
+        click.echo(
+            f"appended {plural(record['turns'], 'new turn')}{extra} from {record['source']} to "
+            f"{record['session']} (the stored session is its prefix): {now}"
+        )
+    else:
+        click.echo(
+            f"imported {record['source']} ({record['format']}) as {record['session']}: "
+            f"{plural(record['turns'], 'turn')}{extra}, {now}"
+        )
 
 
 def import_file(store: SessionStore, source: Path, *, fmt: str, name: str | None, out: str | None) -> int:
-    """`session import FILE`: each transcript in `source` as a new session; exit 0."""
+    """`session import FILE`: each transcript in `source` as a new session, or its new turns appended
+    to the session imported from it before; exit 0."""
     from ..plumbing.names import check_name
 
     if name is not None:
         check_name(name)  # refuse a bad --as before reading a possibly large file
     transcripts = transcripts_of(source, fmt)
     several = len(transcripts) > 1
-    if several:  # refuse a taken name before writing any: nothing is half-imported
-        names = [
-            f"{name}-{t.suggested_name.rsplit('-', 1)[-1]}" if name else t.suggested_name for t in transcripts
-        ]
-        if taken := [n for n in names if store.exists(n)]:
-            raise fail(
-                f"{source}: session {taken[0]!r} already exists ({len(taken)} of {len(names)} names "
-                "taken): import with --as PREFIX; nothing was written"
-            )
-    else:
-        names = [name]
-    records = [_import_one(store, t, n) for t, n in zip(transcripts, names, strict=True)]
+    names = [
+        (f"{name}-{t.suggested_name.rsplit('-', 1)[-1]}" if name else t.suggested_name) if several else name
+        for t in transcripts
+    ]
+    plans = [_plan(store, t, n) for t, n in zip(transcripts, names, strict=True)]  # refusals first
+    if refused := next((p for p in plans if isinstance(p, str)), None):
+        raise fail(refused)
+    records = [_import_one(store, plan) for plan in plans if not isinstance(plan, str)]
     if out == "json":
         print_json({"imported": records, "skipped": []})
         return 0
     if several:
         total = sum(r["messages"] for r in records)
         first, last = records[0]["session"], records[-1]["session"]
+        counts = {a: sum(r["action"] == a for r in records) for a in ("imported", "appended", "up to date")}
+        shown = ", ".join(f"{n} {a}" for a, n in counts.items() if n)
         click.echo(
-            f"imported {source} ({records[0]['format']}): {plural(len(records), 'session')}, "
+            f"{source} ({records[0]['format']}): {plural(len(records), 'session')} ({shown}), "
             f"{plural(total, 'message')}: {first} .. {last}"
         )
         return 0
@@ -161,7 +201,8 @@ def import_file(store: SessionStore, source: Path, *, fmt: str, name: str | None
 
 
 def import_discovered(store: SessionStore, *, claude_code: bool, codex: bool, out: str | None) -> int:
-    """`session import --claude-code/--codex`: this project's transcripts not imported yet; exit 0."""
+    """`session import --claude-code/--codex`: this project's transcripts, new ones imported, grown
+    ones appended to; exit 0."""
     from ..porcelain import discovery
 
     project = Path.cwd().resolve()
@@ -173,24 +214,35 @@ def import_discovered(store: SessionStore, *, claude_code: bool, codex: bool, ou
     if codex:
         found += [("codex", p) for p in discovery.codex_transcripts(project)]
         where.append(f"{discovery.codex_dir()} (sessions held in {project})")
-    imported: list[dict[str, Any]] = []
+    done: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
     for fmt, path in found:
         (transcript,) = transcripts_of(path, fmt)
-        if store.exists(transcript.suggested_name):
-            skipped.append({"source": str(path), "session": transcript.suggested_name, "reason": "imported"})
+        plan = _plan(store, transcript, None)
+        if isinstance(plan, str):  # not a prefix: leave that session alone, go on with the rest
+            skipped.append({"source": str(path), "session": transcript.suggested_name, "reason": plan})
             continue
-        imported.append(_import_one(store, transcript, None))
+        record = _import_one(store, plan)
+        if record["action"] == "up to date":
+            skipped.append({"source": str(path), "session": record["session"], "reason": "up to date"})
+        else:
+            done.append(record)
     if out == "json":
-        print_json({"imported": imported, "skipped": skipped})
+        print_json({"imported": done, "skipped": skipped})
         return 0
     if not found:
         click.echo(f"no transcripts found in {' or '.join(where)}", err=True)
         return 0
-    for record in imported:
+    for record in done:
         _say(record)
+    for skip in skipped:
+        if skip["reason"] != "up to date":
+            click.echo(f"session: skipped {skip['source']}: {skip['reason']}", err=True)
+    fresh = sum(r["action"] == "imported" for r in done)
     click.echo(
-        f"{plural(len(imported), 'new transcript')} imported, {len(skipped)} already imported", err=True
+        f"{plural(fresh, 'new transcript')} imported, {len(done) - fresh} grown, "
+        f"{sum(s['reason'] == 'up to date' for s in skipped)} up to date",
+        err=True,
     )
     return 0
 

@@ -16,13 +16,13 @@ import shutil
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..errors import ImportFormatError, SessionStoreError
+from ..errors import ImportFormatError, SessionStoreError, StaleSessionError
 from ..plumbing.fsutil import fsync_dir
 from ..plumbing.names import check_name
 from .session import Session
 
 if TYPE_CHECKING:
-    from ..formats.transcripts import ImportedTranscript
+    from ..formats.transcripts import ImportedStep, ImportedTranscript
     from .store import SessionStore
 
 Progress = Callable[[int, int], None]
@@ -52,17 +52,35 @@ def import_transcript(
         _discard(store, name)  # refs an interrupted import left without their log: never valid
         session = Session(store, name)
         try:
-            total = len(transcript.steps)
-            for done, step in enumerate(transcript.steps, start=1):
-                if step.kind == "compaction":
-                    session._checkpoint_locked(step.messages, tier=2, extra={"source": "import"})
-                else:
-                    session._append_locked(step.messages, usage=step.usage, kind="import")
-                if progress:
-                    progress(done, total)
+            _write_steps(session, transcript.steps, progress)
         except BaseException:
             _discard(store, name)
             raise
+    return session
+
+
+def _write_steps(session: Session, steps: list[ImportedStep], progress: Progress | None) -> None:
+    """One commit per step, in order (the session lock held)."""
+    for done, step in enumerate(steps, start=1):
+        if step.kind == "compaction":
+            session._checkpoint_locked(step.messages, tier=2, extra={"source": "import"})
+        else:
+            session._append_locked(step.messages, usage=step.usage, kind="import")
+        if progress:
+            progress(done, len(steps))
+
+
+def append_steps(
+    store: SessionStore, name: str, steps: list[ImportedStep], head: str, *, progress: Progress | None = None
+) -> Session:
+    """Append `steps` to the imported session `name` whose head is `head` (porcelain/reimport.py
+    decides which steps are new); `StaleSessionError` if the session moved since. Not all or
+    nothing: each step is one acknowledged commit, and a failure keeps the steps before it."""
+    with store.lock(name):
+        session = Session(store, name)
+        if session.head is None or session.head.id != head:
+            raise StaleSessionError(f"session {name!r} changed while it was compared: import again")
+        _write_steps(session, steps, progress)
     return session
 
 
