@@ -20,7 +20,7 @@ def store(tmp_path: Path) -> SessionStore:
         session.append(tagged_turn(0, i, size=3), compact=False)
     summary = [ModelRequest(parts=[UserPromptPart("# Conversation summary\n## Goal\nthe goal")])]
     with store.lock("s"):
-        session._checkpoint_locked([*summary, *session.history[-3:]], tier=2)  # keeps turn 3
+        session.commit_checkpoint([*summary, *session.history[-3:]], tier=2)  # keeps turn 3
     session.append(tagged_turn(0, 4, size=2), compact=False)
     return store
 

@@ -143,7 +143,7 @@ def test_a_failure_mid_import_leaves_nothing_visible(
     before = snapshot(store.root)
     transcript = _transcript(_compacted(), "half")
     calls = {"n": 0}
-    real_append, real_checkpoint = Session._append_locked, Session._checkpoint_locked
+    real_append, real_checkpoint = Session.commit_turn, Session.commit_checkpoint
 
     def counted(real):  # type: ignore[no-untyped-def]
         def wrapper(self, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -154,8 +154,8 @@ def test_a_failure_mid_import_leaves_nothing_visible(
 
         return wrapper
 
-    monkeypatch.setattr(Session, "_append_locked", counted(real_append))
-    monkeypatch.setattr(Session, "_checkpoint_locked", counted(real_checkpoint))
+    monkeypatch.setattr(Session, "commit_turn", counted(real_append))
+    monkeypatch.setattr(Session, "commit_checkpoint", counted(real_checkpoint))
     with pytest.raises(OSError, match="No space left"):
         import_transcript(store, transcript)
     assert not store.exists("half")

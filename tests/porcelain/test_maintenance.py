@@ -26,7 +26,7 @@ def filled(store: SessionStore) -> SessionStore:
     for i in range(4):
         session.append(tagged_turn(0, i))
     with store.lock("a"):
-        session._checkpoint_locked([ModelRequest(parts=[UserPromptPart("sum")])], tier=2)
+        session.commit_checkpoint([ModelRequest(parts=[UserPromptPart("sum")])], tier=2)
     session.append(tagged_turn(0, 4))
     store.session("b").append(tagged_turn(1, 0))
     return store

@@ -28,7 +28,7 @@ def store(tmp_path: Path) -> SessionStore:
     session.append(_prompt("Add a 30 s leeway to verify_token and a test for the expired-token path"))
     summary = [ModelRequest(parts=[UserPromptPart("# Conversation summary\n## Goal\nleeway")])]
     with store.lock("fix-auth"):
-        session._checkpoint_locked(summary, tier=2)
+        session.commit_checkpoint(summary, tier=2)
     session.append(tagged_turn(0, 1), compact=False)
     store.session("other").append(tagged_turn(1, 1), compact=False)
     return store

@@ -16,7 +16,7 @@ def commits(store: SessionStore) -> list[Commit]:
     session = store.session("main")
     out = [session.append(tagged_turn(0, i)) for i in range(4)]
     with store.lock("main"):
-        out.append(session._checkpoint_locked([ModelRequest(parts=[UserPromptPart("sum")])], tier=2))
+        out.append(session.commit_checkpoint([ModelRequest(parts=[UserPromptPart("sum")])], tier=2))
     store.session("other").append(tagged_turn(1, 0))
     return out
 

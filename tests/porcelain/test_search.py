@@ -44,7 +44,7 @@ def store(tmp_path: Path) -> SessionStore:
         session.append(_turn(i), compact=False)
     summary = [ModelRequest(parts=[UserPromptPart("# Conversation summary\n## Goal\nauth")])]
     with store.lock("fix-auth"):
-        session._checkpoint_locked(summary, tier=2)
+        session.commit_checkpoint(summary, tier=2)
     session.append(_turn(4), compact=False)
     store.session("other").append(_turn(9, "needle"), compact=False)
     return store

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -19,7 +18,16 @@ import orjson
 from ..accounting.settings import ENV_PREFIX, NOT_SETTINGS_ENV, Settings
 from ..accounting.thresholds import THRESHOLD_ENV, levels, resolve_window, threshold_override
 from ..porcelain.gauge import commit_gauge, format_gauge, gauge
-from .output import colour_enabled, complete_rev, json_options, open_store, print_json, resolve, warn
+from .output import (
+    colour_enabled,
+    complete_rev,
+    json_options,
+    open_store,
+    print_json,
+    resolve,
+    store_settings,
+    warn,
+)
 
 if TYPE_CHECKING:
     from ..porcelain.store import SessionStore
@@ -36,9 +44,8 @@ def _toml_value(value: Any) -> str:
     return repr(value)
 
 
-def config(*, fmt: str | None = None) -> int:
-    """`session config`: the effective settings and where each value came from; exit 0."""
-    settings = Settings.load(start=Path.cwd())
+def config(settings: Settings, *, fmt: str | None = None) -> int:
+    """`session config`: the effective `settings` and where each value came from; exit 0."""
     sources = settings.sources()
     values = settings.as_dict()
     if fmt == "json":
@@ -56,13 +63,15 @@ def config(*, fmt: str | None = None) -> int:
 
 @click.command("config")
 @json_options(stream=False)
-def config_cmd(fmt: str | None) -> int:
-    """Print the effective settings and where each value came from.
+@click.pass_context
+def config_cmd(ctx: click.Context, fmt: str | None) -> int:
+    """Print the effective settings of the store (its project's pyproject.toml, then SESSIONSTORE_*
+    variables) and where each value came from.
 
     \b
     Example:  session config --json | jq .context_window_tokens
     """
-    return config(fmt=fmt)
+    return config(store_settings(ctx), fmt=fmt)
 
 
 def env_warnings(environ: Mapping[str, str], keys: list[str]) -> list[str]:

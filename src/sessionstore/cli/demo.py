@@ -166,6 +166,16 @@ def _scripted(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     return response
 
 
+def demo_agent(root: Path) -> Agent[None, str]:
+    """The scripted coding agent working on the project at `root` (see `make_project`): a pydantic-ai
+    `Agent` on a `FunctionModel` whose profile declares `DEMO_WINDOW`. `session chat --model demo` uses
+    it too."""
+    model = FunctionModel(_scripted, model_name="scripted-coder", profile={"context_window": DEMO_WINDOW})
+    agent: Agent[None, str] = Agent(model)
+    _tools(agent, root)
+    return agent
+
+
 def unused_name(store: SessionStore, base: str = "demo") -> str:
     name, n = base, 1
     while store.exists(name):
@@ -188,12 +198,10 @@ def run_demo(
     session = store.session(name or unused_name(store))
     fired: list[CompactionEvent] = []
     session.subscribe(fired.append)
-    model = FunctionModel(_scripted, model_name="scripted-coder", profile={"context_window": DEMO_WINDOW})
-    agent: Agent[None, str] = Agent(model)
     with tempfile.TemporaryDirectory(prefix="sessionstore-demo-") as tmp:
         root = Path(tmp)
         make_project(root)
-        _tools(agent, root)
+        agent = demo_agent(root)
         echo(f"session {session.name!r} in {store.root} · window {DEMO_WINDOW:,} tokens (the model's)")
         for n, step in enumerate(SCRIPT, start=1):
             fired.clear()

@@ -181,7 +181,7 @@ def log_cmd(
 def messages_at(store: SessionStore, commit: Commit) -> list[ModelMessage]:
     """The replayed history after `commit` (imports pydantic-ai: for show and export only)."""
     from ..plumbing import codec
-    from ..porcelain.session import state_at
+    from ..porcelain.writer import state_at
 
     blobs, _ = state_at(store, commit)
     return store.objects.load(blobs, codec.decode)

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import IO, Any
 
 import click
@@ -24,6 +25,7 @@ import orjson
 from ..accounting.settings import Settings
 from ..errors import SessionStoreError
 from ..plumbing.names import is_valid_name
+from ..porcelain.layout import default_root, load_settings
 from ..porcelain.store import SessionStore
 
 SHORT_ID = 7
@@ -42,10 +44,22 @@ def store_path(ctx: click.Context) -> str | None:
 def open_store(
     ctx: click.Context, *, create: bool = False, overrides: dict[str, Any] | None = None
 ) -> SessionStore:
-    """The store the command works on; `NotAStoreError` (telling the user to run `session init`) if none.
+    """The store the command works on, opened once per invocation with its own settings (its project's
+    pyproject.toml, the environment, then `overrides` from the command's flags); `NotAStoreError`
+    (telling the user to run `session init`) if there is none."""
+    obj = ctx.find_root().ensure_object(dict)
+    key = ("store", create, tuple(sorted((overrides or {}).items())))
+    if key not in obj:
+        obj[key] = SessionStore.open(store_path(ctx), create=create, overrides=overrides)
+    return obj[key]
 
-    `overrides` are settings a command's flags set (None values are ignored)."""
-    return SessionStore.open(store_path(ctx), create=create, settings=Settings.load(overrides=overrides))
+
+def store_settings(ctx: click.Context, overrides: dict[str, Any] | None = None) -> Settings:
+    """The settings of the store the command names, whether or not it exists yet (`session config`,
+    `session memory`): exactly what `SessionStore.open` would load for it."""
+    path = store_path(ctx)
+    root = default_root() if path is None else Path(path)
+    return load_settings(root, overrides=overrides)
 
 
 def require_session(store: SessionStore, name: str) -> str:
@@ -285,7 +299,7 @@ def _completion_store(ctx: click.Context) -> SessionStore | None:
     root = ctx.find_root()
     path = root.params.get("store_path") or (root.obj or {}).get("store_path")
     try:
-        return SessionStore.open(path, create=False, settings=Settings())
+        return SessionStore.open(path, create=False)
     except SessionStoreError:
         return None
 

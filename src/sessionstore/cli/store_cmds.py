@@ -10,7 +10,6 @@ from typing import Any
 
 import click
 
-from ..accounting.settings import Settings
 from ..errors import CorruptObjectError, NotAStoreError
 from ..porcelain.gauge import Gauge, commit_gauges
 from ..porcelain.lookup import conversation_json, conversation_of
@@ -36,14 +35,14 @@ from .output import (
 def init(path: str | None) -> int:
     """`session init`: create the store at `path` (default root), or say it already is one; exit 0."""
     try:
-        existing = SessionStore.open(path, create=False, settings=Settings.load())
+        existing = SessionStore.open(path, create=False)
     except NotAStoreError:  # not a store yet; a path that cannot become one is refused by the create
         existing = None
     if existing is not None:
         count = plural(len(existing.sessions()), "session")
         click.echo(f"{existing.root} is already a session store ({count})")
         return 0
-    store = SessionStore.open(path, create=True, settings=Settings.load())
+    store = SessionStore.open(path, create=True)
     click.echo(f"Initialized empty session store in {store.root.resolve()}")
     return 0
 

@@ -33,7 +33,7 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "fix-auth.json"
 """A short pydantic-ai conversation with tool calls, shipped as package data for a first try."""
 
 IMPORT_FORMATS = ("auto", "pydantic-ai", "claude-code", "codex", "openai-chat")
-EXPORT_FORMATS = ("pydantic-ai",)
+EXPORT_FORMATS = ("pydantic-ai", "html")
 
 
 @click.command("import")
@@ -255,7 +255,7 @@ def import_discovered(store: SessionStore, *, claude_code: bool, codex: bool, ou
     type=click.Choice(EXPORT_FORMATS),
     default="pydantic-ai",
     show_default=True,
-    help="Output format (a ModelMessagesTypeAdapter JSON list).",
+    help="Output format: a ModelMessagesTypeAdapter JSON list, or html (one self-contained page).",
 )
 @click.option(
     "-o",
@@ -268,24 +268,35 @@ def export_cmd(ctx: click.Context, rev: str, fmt: str, output: Path | None) -> i
     """Export the conversation at REV; `session import` reads it back unchanged.
 
     \b
+    \b
     Example:  session export fix-auth@12 -o fix-auth.json
+              session export fix-auth --format html -o fix-auth.html
     """
-    return export(open_store(ctx), rev, output)
+    return export(open_store(ctx), rev, output, fmt=fmt)
 
 
-def export(store: SessionStore, rev: str, output: Path | None) -> int:
-    """`session export`: the messages at `rev` as pydantic-ai JSON, to `output` or stdout; exit 0."""
+def export(store: SessionStore, rev: str, output: Path | None, *, fmt: str = "pydantic-ai") -> int:
+    """`session export`: the messages at `rev` as pydantic-ai JSON (or an HTML page), to `output` or
+    stdout; exit 0."""
     from ..formats.transcripts import export_pydantic_ai
     from ..plumbing.fsutil import atomic_replace
     from .history_cmds import messages_at
 
     commit = resolve(store, rev)
-    data = export_pydantic_ai(messages_at(store, commit))
+    if fmt == "html":
+        from .html_page import render_page
+
+        commits, _ = store.log(commit.session).scan(since_reset=False, end=commit.end)
+        page = render_page(commit, commits, messages_at(store, commit), store.settings)
+        data = page.encode()
+    else:
+        data = export_pydantic_ai(messages_at(store, commit))
     if output is None or str(output) == "-":  # `-o -` is stdout, by the usual convention
         stdout_bytes(data)
         return 0
     if not output.name or output.name in (".", ".."):
-        raise fail(f"cannot write {str(output)!r}: -o needs a file name, e.g. -o {commit.session}.json")
+        suffix = "html" if fmt == "html" else "json"
+        raise fail(f"cannot write {str(output)!r}: -o needs a file name, e.g. -o {commit.session}.{suffix}")
     if not output.parent.is_dir():
         raise fail(f"cannot write {output}: directory {output.parent} does not exist; create it first")
     try:

@@ -49,8 +49,8 @@ def request_view(
     settings = session.store.settings
     if not settings.compaction_enabled or not messages:
         return messages
-    known = len(session._history)
-    sizes = session._sizes[:known] if len(messages) >= known else []
+    known = len(session.messages)
+    sizes = list(session.message_sizes[:known]) if len(messages) >= known else []
     sizes = sizes + sizes_of(messages[len(sizes) :])
     m = session.measurement
     bias = m.tokens - m.local  # provider count minus our estimate for the stored history (signed)

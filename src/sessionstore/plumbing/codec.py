@@ -84,3 +84,8 @@ def decode(blobs: Iterable[bytes]) -> list[ModelMessage]:
         if paused:
             gc.enable()
     return out
+
+
+def decode_first(blob: bytes) -> ModelMessage:
+    """The first message of a blob, decoding only its first line (a checkpoint's summary request)."""
+    return decode([blob.split(b"\n", 1)[0] + b"\n"])[0]

@@ -18,10 +18,10 @@ import orjson
 
 from ..plumbing.logs import Commit
 from .search import part_texts
-from .session import state_at
+from .writer import state_at
 
 if TYPE_CHECKING:
-    from .store import SessionStore
+    from .layout import StoreLayout as SessionStore
 
 LINE_CHARS = 100
 """Characters of a message's one-line preview."""

@@ -23,7 +23,7 @@ from .session import Session
 
 if TYPE_CHECKING:
     from ..formats.transcripts import ImportedStep, ImportedTranscript
-    from .store import SessionStore
+    from .layout import StoreLayout as SessionStore
 
 Progress = Callable[[int, int], None]
 
@@ -60,12 +60,15 @@ def import_transcript(
 
 
 def _write_steps(session: Session, steps: list[ImportedStep], progress: Progress | None) -> None:
-    """One commit per step, in order (the session lock held)."""
+    """One commit per step, in order (the session lock held); a turn's commit carries the
+    transcript's own time (`step_time`), not the time of the import."""
+    from .reimport import step_time
+
     for done, step in enumerate(steps, start=1):
         if step.kind == "compaction":
-            session._checkpoint_locked(step.messages, tier=2, extra={"source": "import"})
+            session.commit_checkpoint(step.messages, tier=2, extra={"source": "import"})
         else:
-            session._append_locked(step.messages, usage=step.usage, kind="import")
+            session.commit_turn(step.messages, usage=step.usage, kind="import", time=step_time(step))
         if progress:
             progress(done, len(steps))
 

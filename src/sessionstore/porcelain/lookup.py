@@ -1,6 +1,7 @@
 """Revisions as people type them: the strict syntax of DESIGN §4 first, then the forgiving readings.
 
-`store.resolve` is exact. What the CLI adds on top, in this order, only when the exact reading fails:
+`revisions.resolve` (`store.resolve`) is exact. What the CLI adds on top, in this order, only when
+the exact reading fails:
 
 1. upper-case hex (`9F2C1E4`, as pasted from a tool that shouts): read as the lower-case id, as git does;
 2. a unique prefix of a session name (`3fe1b6bc` for the session imported from Claude Code's
@@ -19,9 +20,10 @@ from typing import TYPE_CHECKING, Any
 from ..errors import UnknownRevision
 from ..plumbing.logs import Commit
 from ..plumbing.names import is_valid_name
+from . import revisions
 
 if TYPE_CHECKING:
-    from .store import SessionStore
+    from .layout import StoreLayout as SessionStore
 
 MIN_PREFIX = 4
 """Shortest session-name prefix taken as meaning that session."""
@@ -68,23 +70,23 @@ def session_named(store: SessionStore, text: str) -> str | None:
 def resolve(store: SessionStore, rev: str) -> Commit:
     """The commit `rev` names: `store.resolve` first, then the readings in the module docstring."""
     try:
-        return store.resolve(rev)
+        return revisions.resolve(store, rev)
     except UnknownRevision as err:
-        exact = err
+        strict = err
     rev = rev.strip()
     if _UPPER_HEX.fullmatch(rev) and rev != rev.lower():
         try:
-            return store.resolve(rev.lower())
+            return revisions.resolve(store, rev.lower())
         except UnknownRevision:
             pass
     m = _SUFFIX.fullmatch(rev)
     if m is not None and not rev.startswith("checkpoints/"):
         name = session_named(store, m["name"])
         if name is not None and name != m["name"]:
-            return store.resolve(name + (m["suffix"] or ""))
+            return revisions.resolve(store, name + (m["suffix"] or ""))
         if name is None:
-            raise _with_case_hint(store, m["name"], exact)
-    raise exact
+            raise _with_case_hint(store, m["name"], strict)
+    raise strict
 
 
 def require_session(store: SessionStore, text: str) -> str:
@@ -92,11 +94,13 @@ def require_session(store: SessionStore, text: str) -> str:
     name = session_named(store, text)
     if name is not None:
         return name
+    if is_valid_name(text):
+        raise _with_case_hint(store, text, store.unknown_session(text))
     try:
-        store.resolve(text)  # raises the store's error, with its did-you-mean
+        revisions.resolve(store, text)  # a revision, not a name: its own error (with the revision syntax)
     except UnknownRevision as err:
         raise _with_case_hint(store, text, err) from None
-    raise _with_case_hint(store, text, UnknownRevision(f"no session {text!r}: see `session list`"))
+    raise UnknownRevision(f"{text!r} is a revision, not a session name: give NAME (see `session list`)")
 
 
 def _with_case_hint(store: SessionStore, text: str, err: UnknownRevision) -> UnknownRevision:

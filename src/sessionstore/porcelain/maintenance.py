@@ -20,7 +20,7 @@ from ..plumbing.codec import line_count
 from ..plumbing.logs import Commit
 
 if TYPE_CHECKING:
-    from .store import SessionStore
+    from .layout import StoreLayout as SessionStore
 
 Progress = Callable[[int, int], None]
 """Called with (done, total) as work advances; the CLI draws a bar from it on a terminal."""

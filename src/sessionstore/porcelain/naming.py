@@ -36,7 +36,7 @@ from .lookup import conversation_of
 from .search import part_texts
 
 if TYPE_CHECKING:
-    from .store import SessionStore
+    from .layout import StoreLayout as SessionStore
 
 TITLE_CHARS = 60
 """Longest derived title; a longer request is cut at a word and marked with `…`."""
@@ -167,9 +167,7 @@ class Removed:
 
 
 def _existing(store: SessionStore, name: str) -> None:
-    if not store.exists(check_name(name)):
-        store.resolve(name)  # raises the store's unknown-session error with its suggestions
-        raise SessionStoreError(f"no session {name!r}: see `session list`")
+    store.require(check_name(name))  # the store's unknown-session error, with its suggestions
 
 
 def _move(src: Path, dst: Path) -> bool:

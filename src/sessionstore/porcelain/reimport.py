@@ -26,7 +26,7 @@ from ..plumbing.objects import hash_bytes
 
 if TYPE_CHECKING:
     from ..formats.transcripts import ImportedStep, ImportedTranscript
-    from .store import SessionStore
+    from .layout import StoreLayout as SessionStore
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from ..plumbing.logs import Commit
 from ..plumbing.names import is_valid_name
 
 if TYPE_CHECKING:
-    from .store import SessionStore
+    from .layout import StoreLayout as SessionStore
 
 _AT = re.compile(r"(?P<name>.+)@(?P<seq>\d+)")
 _TILDE = re.compile(r"(?P<name>.+)~(?P<k>\d*)")
@@ -93,7 +93,7 @@ def _unknown(store: SessionStore, rev: str) -> UnknownRevision:
         return UnknownRevision(
             f"no commit id starts with {rev!r} and no session has that name: see `session log NAME`"
         )
-    return UnknownRevision(str(store._unknown_session(rev)) if is_valid_name(rev) else (
+    return UnknownRevision(str(store.unknown_session(rev)) if is_valid_name(rev) else (
         f"unknown revision {rev!r}: use NAME, NAME@SEQ, NAME~K, a commit id (≥ 6 hex digits) "
         "or checkpoints/NAME/K"
     ))  # fmt: skip

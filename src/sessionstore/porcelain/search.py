@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..errors import SessionStoreError
-from .session import state_at
+from .writer import state_at
 
 if TYPE_CHECKING:
-    from .store import SessionStore
+    from .layout import StoreLayout as SessionStore
 
 ROLES = ("user", "assistant", "tool", "system", "summary")
 CONTEXT_CHARS = 40
