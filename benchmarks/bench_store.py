@@ -79,9 +79,12 @@ def baseline_append(path: Path, turn: list[ModelMessage], *, tokens: bool) -> No
 
 
 @contextmanager
-def phase_timers(spent: dict[str, float]) -> Iterator[None]:
-    """Attribute append time to its steps by wrapping the functions the real path calls."""
-    targets: list[tuple[Any, str, str]] = [
+def phase_timers(
+    spent: dict[str, float], targets: list[tuple[Any, str, str]] | None = None
+) -> Iterator[None]:
+    """Attribute append time to its steps by wrapping the functions the real path calls
+    (`targets`: (owner, attribute, label); default: the steps of a `Session.append`)."""
+    targets = targets or [
         (codec, "encode", "encode (pydantic dump + orjson)"),
         (writer_mod, "estimate_messages", "token estimate (tiktoken)"),
         (objects, "write_temp", "blob file write + fdatasync"),

@@ -58,7 +58,8 @@ def test_the_footer_is_refreshed_after_each_request_of_a_run(tmp_path: Path) -> 
     assert "c: new" in seen[0]
     assert out[:2] == ["  → probe(n=1)", "  → probe(n=2)"] and out[2] == "assistant  done"
     head = session.head
-    assert head is not None and f"head {head.id[:7]} c@1" in chat.footer_text()
+    # one line per step of the run (issue 10: each step is durable before the next request)
+    assert head is not None and head.seq == 3 and f"head {head.id[:7]} c@3" in chat.footer_text()
     assert "working" not in chat.footer_text()
 
 

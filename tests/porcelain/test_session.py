@@ -24,14 +24,22 @@ from sessionstore.porcelain.store import SessionStore
 def test_replay_after_reopen_equals_what_went_in(tmp_path_factory, turns) -> None:
     root = tmp_path_factory.mktemp("rt")
     session = SessionStore.open(root).session("rt")
+    flat: list = []
+    stored = 0
     for turn in turns:
+        if flat and len(turn) > len(flat) and codec.encode(turn[: len(flat)]) == codec.encode(flat):
+            # generated data can look exactly like result.all_messages(): the guard refuses it
+            with pytest.raises(SessionStoreError, match="new_messages"):
+                session.append(turn)
+            continue
         session.append(turn)
-    flat = [m for t in turns for m in t]
+        flat += turn
+        stored += 1
     reopened = SessionStore.open(root, create=False).session("rt", create=False)
     assert reopened.history == flat == session.history
     assert reopened.persisted_count == len(flat) == len(reopened.sizes)
     assert reopened.sizes == estimate_messages(flat) and reopened.tokens == sum(reopened.sizes)
-    assert len(reopened.log()) == len(turns)
+    assert len(reopened.log()) == stored
 
 
 def test_every_part_kind_replays_equal(store: SessionStore) -> None:

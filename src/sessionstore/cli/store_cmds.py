@@ -152,9 +152,12 @@ def list_sessions(store: SessionStore, *, fmt: str | None = None) -> int:
             paint(_label(info, store), dim=True),
         ]
         lines.append(("  " + "  ".join(cells)).rstrip())
-    for name in damaged:
+    for name, why in damaged.items():
         label = paint(_cut(name, NAME_WIDTH).ljust(widths[0]), bold=True)
-        lines.append(f"  {label}  {paint('damaged', fg='red')}: run `session fsck`")
+        if "git merge conflict" in why:  # MergeConflictError: two clones appended to this session
+            lines.append(f"  {label}  {paint('merge conflict', fg='red')}: `session fsck --repair` splits it")
+        else:
+            lines.append(f"  {label}  {paint('damaged', fg='red')}: run `session fsck`")
     emit(lines)
     return 0
 
@@ -214,23 +217,36 @@ def fsck_cmd(ctx: click.Context, repair: bool, fmt: str | None) -> int:
 
 
 def gc(
-    store: SessionStore, *, grace_days: float = 14.0, dry_run: bool = False, fmt: str | None = None
+    store: SessionStore,
+    *,
+    grace_days: float = 14.0,
+    dry_run: bool = False,
+    include_committed: bool = False,
+    fmt: str | None = None,
 ) -> int:
     """`session gc`: delete unreachable blobs older than `grace_days`; exit 0."""
     from ..porcelain import maintenance
 
     with progress("collecting garbage") as bar:
-        report = maintenance.gc(store, grace_days=grace_days, dry_run=dry_run, progress=bar)
+        report = maintenance.gc(
+            store, grace_days=grace_days, dry_run=dry_run, include_committed=include_committed, progress=bar
+        )
     if fmt == "json":
         print_json({
             "dry_run": dry_run, "grace_days": grace_days, "removed": report.removed,
-            "freed_bytes": report.freed_bytes, "kept_young": report.kept_young, "reachable": report.reachable,
+            "freed_bytes": report.freed_bytes, "kept_young": report.kept_young,
+            "kept_committed": report.kept_committed, "reachable": report.reachable,
         })  # fmt: skip
         return 0
     verb = "would remove" if dry_run else "removed"
+    committed = (
+        f", {number(report.kept_committed)} unreachable that git tracks (--include-committed removes them)"
+        if report.kept_committed
+        else ""
+    )
     click.echo(
         f"{verb} {plural(len(report.removed), 'unreachable object')} ({number(report.freed_bytes)} bytes); "
-        f"kept {number(report.kept_young)} younger than {grace_days:g} days and "
+        f"kept {number(report.kept_young)} younger than {grace_days:g} days{committed} and "
         f"{number(report.reachable)} reachable"
     )
     return 0
@@ -246,15 +262,24 @@ def gc(
     help="Keep unreachable blobs younger than this many days.",
 )
 @click.option("--dry-run", is_flag=True, help="Report what would be removed; delete nothing.")
+@click.option(
+    "--include-committed",
+    is_flag=True,
+    help="Also remove unreachable blobs git tracks (another clone may need them).",
+)
 @json_options(stream=False)
 @click.pass_context
-def gc_cmd(ctx: click.Context, grace_days: float, dry_run: bool, fmt: str | None) -> int:
+def gc_cmd(
+    ctx: click.Context, grace_days: float, dry_run: bool, include_committed: bool, fmt: str | None
+) -> int:
     """Delete blobs no session reaches that are older than the grace period.
 
     \b
     Example:  session gc --grace 0 --dry-run
     """
-    return gc(open_store(ctx), grace_days=grace_days, dry_run=dry_run, fmt=fmt)
+    return gc(
+        open_store(ctx), grace_days=grace_days, dry_run=dry_run, include_committed=include_committed, fmt=fmt
+    )
 
 
 COMMANDS: list[click.Command] = [init_cmd, list_cmd, fsck_cmd, gc_cmd]

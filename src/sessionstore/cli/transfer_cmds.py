@@ -92,7 +92,8 @@ def import_cmd(
 def transcripts_of(source: Path, fmt: str) -> list[ImportedTranscript]:
     """The transcripts in `source`: one, or one per conversation of an OpenAI chat file."""
     from ..formats import openai_chat
-    from ..formats.transcripts import read_text, read_transcript
+    from ..formats.common import read_text
+    from ..formats.transcripts import read_transcript
 
     if fmt == "openai-chat":
         return openai_chat.read_openai_chat(source)

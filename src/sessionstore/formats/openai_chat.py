@@ -38,7 +38,7 @@ from pydantic_ai.messages import (
 )
 
 from ..errors import ImportFormatError
-from .transcripts import ImportedTranscript, as_str, build_transcript, read_text
+from .common import ImportedTranscript, as_str, build_transcript, read_text
 
 FORMAT = "openai-chat"
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})

@@ -102,19 +102,25 @@ class Session(Lockstep):
 
     def _refuse_replayed_history(self, messages: Sequence[ModelMessage]) -> None:
         """The `result.all_messages()` mistake: a list that starts with the stored history would store
-        it twice. Cheap: the first and the last stored message, by identity or by their stored bytes."""
+        it twice. Cheap: the first and the last stored message are compared, by identity or by their
+        stored bytes; only when both match is the whole prefix compared, to be sure."""
         history = self.messages
         if not history or not isinstance(messages, Sequence) or len(messages) < len(history):
             return
-        first, last = messages[0], messages[len(history) - 1]
-        same = first is history[0] and last is history[-1]
-        # By bytes only when more follows: a run's all_messages() always adds its own messages, while
-        # a turn may legitimately repeat the stored one's bytes (the same scripted messages again).
-        if not same and len(messages) > len(history) and type(first) is type(history[0]):
+        n = len(history)
+        first, last = messages[0], messages[n - 1]
+        if first is history[0] and last is history[-1]:
+            same = all(a is b for a, b in zip(messages[:n], history, strict=True))
+        elif len(messages) > n and type(first) is type(history[0]):
+            # By bytes only when more follows: a run's all_messages() always adds its own messages.
             try:
-                same = codec.encode([first, last]) == codec.encode([history[0], history[-1]])
+                same = codec.encode([first, last]) == codec.encode([history[0], history[-1]]) and (
+                    codec.encode(messages[:n]) == codec.encode(history)
+                )
             except Exception:  # not messages: check_messages names what is wrong
                 return
+        else:
+            return
         if same:
             raise SessionStoreError(
                 f"session {self.name!r}: these messages start with the stored history "

@@ -20,7 +20,7 @@ from ..accounting.thresholds import Measurement, Meter, measure, model_capacity
 from ..accounting.tokens import estimate_messages
 from ..errors import CorruptLogError, SessionStoreError
 from ..plumbing import codec
-from ..plumbing.logs import Commit, make_line
+from ..plumbing.logs import Commit, Log, make_line
 from .inputs import check_messages, usage_dict
 
 if TYPE_CHECKING:
@@ -47,6 +47,35 @@ def model_id(model: Any) -> str:
         return model
     system, name = getattr(model, "system", None), getattr(model, "model_name", None)
     return f"{system}:{name}" if system and name else str(name or type(model).__name__)
+
+
+def write_commit(
+    log: Log,
+    parent: Commit | None,
+    *,
+    kind: str,
+    blob: str | None,
+    count: int,
+    tokens: int,
+    usage: dict[str, Any] | None = None,
+    extra: dict[str, Any],
+    time: str | None = None,
+) -> tuple[Commit, bytes]:
+    """Append one commit line after `parent` (the caller holds the session lock and has written the
+    blobs): the one function that writes a commit, for `Lockstep` and `FileConversationStore` alike.
+
+    The parent's `model`/`capacity` are carried onto the line unless `extra` sets them, so every line
+    gives the gauge its window. `Log.append` refuses a moved head (`StaleSessionError`), cuts a torn
+    tail and fsyncs the line before returning: the returned commit is acknowledged.
+    """
+    if parent is not None:
+        carried = {k: parent.extra[k] for k in CARRIED if k in parent.extra and k not in extra}
+        if carried:
+            extra = {**extra, **carried}
+    line, body = make_line(
+        parent=parent, kind=kind, blob=blob, count=count, tokens=tokens, usage=usage, extra=extra, time=time
+    )
+    return log.append(line, body, parent), line
 
 
 def state_of(commits: Sequence[Commit]) -> tuple[list[str], list[int]]:
@@ -301,20 +330,14 @@ class Lockstep:
         otherwise `added` extends the history. Count and tokens are computed from the parent's, so the
         cost is O(added), not O(history).
         """
-        if self._head is not None:
-            # carry the model forward so every line (compactions too) gives the gauge its window
-            carried = {k: self._head.extra[k] for k in CARRIED if k in self._head.extra and k not in extra}
-            if carried:
-                extra = {**extra, **carried}
         if reset is not None:
             count, tokens = len(added_sizes), sum(added_sizes)
         else:
             count, tokens = len(self._sizes) + len(added_sizes), self.tokens + sum(added_sizes)
-        line, body = make_line(
-            parent=self._head, kind=kind, blob=blob, count=count, tokens=tokens,
+        commit, _ = write_commit(
+            self.log_file, self._head, kind=kind, blob=blob, count=count, tokens=tokens,
             usage=usage, extra=extra, time=time,
         )  # fmt: skip
-        commit = self.log_file.append(line, body, self._head)
         if reset is not None:
             self._history, self._sizes = list(reset), list(added_sizes)
             self._meter.reset(self._history, self._sizes)
