@@ -1,5 +1,5 @@
 """Token accounting benchmark (issue 3): tiktoken throughput on real transcripts, the cost of
-re-estimating a 10,000-message history after one new turn with `TokenCache`, and the cache's memory.
+the writer's cost after one new turn of a 10,000-message history, and the sizes' memory.
 
 Run: /work/venv/bin/python benchmarks/bench_tokens.py [--write]   (--write updates benchmarks/RESULTS.md)
 Timings are printed as ratios against a baseline measured in the same process.
@@ -32,7 +32,6 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from sessionstore.accounting.thresholds import RunningEstimate, TokenCache
 from sessionstore.accounting.tokens import count_text, estimate_messages
 
 REPO = Path(__file__).resolve().parents[1]
@@ -111,33 +110,30 @@ def main() -> None:
     new_turns = [make_turn(cycle) for _ in range(15)]
 
     def cold() -> int:
-        return TokenCache().total(blobs)
+        return sum(sum(estimate_messages(messages)) for _, messages in blobs)
 
     t_cold = best_of(cold, repeat=3)
-    walk_cache, running = TokenCache(), RunningEstimate()
-    base_total = walk_cache.total(blobs)
-    assert running.reset(blobs) == base_total
-    alone, walked, appended = [], [], []
-    for n, turn in enumerate(new_turns):
-        # the same turn three ways, each under a blob id no cache has seen, so each tokenizes it once
+    # What the writer does after one new turn (porcelain/writer.py): estimate the turn's messages once,
+    # persist them as the line's `sizes`, and carry the history's total forward from the parent line.
+    base_total = cold()
+    sizes: list[int] = [n for _, messages in blobs for n in estimate_messages(messages)]
+    alone, appended = [], []
+    running = base_total
+    for turn in new_turns:
         alone.append(best_of(lambda turn=turn: estimate_messages(turn), 3))  # best of 3: conservative
-        history = [*blobs, (f"walk{n}", turn)]
         start = time.perf_counter()
-        total = walk_cache.total(history)
-        walked.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        running.append(f"run{n}", turn)
+        added = estimate_messages(turn)
+        sizes.extend(added)
+        running += sum(added)
         appended.append(time.perf_counter() - start)
-        assert total == base_total + sum(estimate_messages(turn))
+    assert running == sum(sizes)
     t_alone = statistics.median(alone)
-    walk_ratio = statistics.median(w / a for w, a in zip(walked, alone, strict=True))
     append_ratio = statistics.median(r / a for r, a in zip(appended, alone, strict=True))
 
-    # 3. memory the cache holds for 10,000 messages
+    # 3. memory of the per-message sizes a session keeps for 10,000 messages
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
-    kept = TokenCache()
-    kept.total(blobs)
+    kept = [n for _, messages in blobs for n in estimate_messages(messages)]
     cache_bytes = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()
     assert len(kept) == MESSAGES
@@ -150,7 +146,6 @@ def main() -> None:
         f"{tokens / t_tok:,.0f} tokens/s, {text_bytes / t_tok / 1e6:.1f} MB/s "
         f"({len(texts):,} strings, {text_bytes / 1e6:.1f} MB, {tokens:,} tokens)"
     )
-    walk = f"{walk_ratio:.2f}x the new turn alone"
     append = f"{append_ratio:.2f}x the new turn alone (goal <= 2x; one turn: {t_alone * 1e6:.0f} µs)"
     rows = [
         ("tiktoken cl100k (encode_ordinary) on real transcripts", throughput),
@@ -159,10 +154,9 @@ def main() -> None:
             f"{MESSAGES:,}-message history, cold",
             f"{t_cold * 1e3:.0f} ms ({MESSAGES / t_cold:,.0f} messages/s)",
         ),
-        ("after one new turn: RunningEstimate.append (cache + running total)", append),
-        ("after one new turn: TokenCache.total re-walking all 2,501 blobs", walk),
+        ("after one new turn: the writer's estimate + running total", append),
         (
-            f"cache memory per {MESSAGES:,} messages",
+            f"per-message sizes kept for {MESSAGES:,} messages",
             f"{cache_bytes / 1024:.0f} KiB ({cache_bytes / MESSAGES:.0f} B/msg)",
         ),
     ]
@@ -182,10 +176,9 @@ def main() -> None:
                 *(f"| {name} | {value} |" for name, value in rows),
                 "",
                 "A new turn alone = `estimate_messages` of its 4 messages of real text; ratios are medians",
-                "over 15 turns, each turn timed alone and with the cache in the same loop. The history is",
-                "2,500 turns of 4 messages, one blob per turn. Re-walking a fully cached history is one dict",
-                "lookup per blob, still several times one turn, so callers carry the total forward",
-                "(`RunningEstimate`, or the `sizes`/`tokens` persisted in each commit).",
+                "over 15 turns, each turn timed alone and as the writer does it (estimate once, extend the",
+                "sizes, carry the total from the parent line) in the same loop. The history is 2,500 turns",
+                "of 4 messages. Stored messages are never re-estimated: each commit persists its `sizes`.",
                 "",
             ]
         )

@@ -17,15 +17,12 @@ from sessionstore.accounting.thresholds import (
     Levels,
     Measurement,
     Meter,
-    RunningEstimate,
-    TokenCache,
     levels,
     measure,
     next_tier,
     over_threshold,
     resolve_window,
 )
-from sessionstore.accounting.tokens import estimate_messages
 from sessionstore.errors import SettingsError
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "sessionstore"
@@ -224,38 +221,6 @@ def test_meter_failed_without_previous_is_local() -> None:
 # --- cache ------------------------------------------------------------------------------------------
 
 
-def test_cache_tokenizes_only_new_messages(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[ModelMessage] = []
-    real = thresholds.estimate_message
-
-    def counting(message: ModelMessage) -> int:
-        calls.append(message)
-        return real(message)
-
-    monkeypatch.setattr(thresholds, "estimate_message", counting)
-    cache = TokenCache()
-    blob = [req(f"message {i}") for i in range(20)]
-    assert cache.sizes("blob-a", blob) == estimate_messages(blob)
-    assert len(calls) == 20
-    calls.clear()
-    grown = [*blob, req("new")]
-    cache.sizes("blob-a", grown)
-    assert calls == [grown[-1]]
-    assert cache.get("blob-a", 20) == estimate_messages([grown[-1]])[0]
-    assert len(cache) == 21
-
-
-def test_cache_seeded_sizes_are_not_recomputed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(thresholds, "estimate_message", lambda message: pytest.fail("re-tokenized"))
-    cache = TokenCache()
-    cache.seed("b", [7, 8])
-    assert cache.sizes("b", [req(), req()]) == [7, 8]
-    cache.put("c", 2, 5)
-    assert (cache.get("c", 2), cache.get("c", 0), cache.get("zz", 0)) == (5, None, None)
-    cache.clear()
-    assert len(cache) == 0
-
-
 # --- the invariant: only over_threshold compares tokens with a level ---------------------------------
 
 _LEVEL_WORDS = ("level", "threshold")
@@ -301,35 +266,6 @@ def test_only_over_threshold_compares_tokens_with_levels() -> None:
     for path in sorted(SRC.rglob("*.py")):
         hits += level_comparisons(path.read_text(), str(path.relative_to(SRC)))
     assert hits == [], "compare through accounting.thresholds.over_threshold instead:\n" + "\n".join(hits)
-
-
-def test_cache_total_walks_blobs_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    cache = TokenCache()
-    blobs = [(f"b{i}", [req(f"turn {i}"), resp()]) for i in range(50)]
-    expected = sum(estimate_messages([m for _, ms in blobs for m in ms]))
-    assert cache.total(blobs) == expected
-    calls: list[ModelMessage] = []
-    monkeypatch.setattr(thresholds, "estimate_message", lambda m: calls.append(m) or 1)
-    new_turn = ("b50", [req("new"), resp()])
-    assert cache.total([*blobs, new_turn]) == expected + 2
-    assert calls == new_turn[1]  # only the new turn is tokenized
-    cache.seed("b0", [100, 100])  # seeding replaces a blob's sizes and its total
-    assert cache.total(blobs[:1]) == 200
-
-
-def test_running_estimate_adds_only_the_new_turn(monkeypatch: pytest.MonkeyPatch) -> None:
-    running = RunningEstimate()
-    blobs = [(f"b{i}", [req(f"turn {i}"), resp()]) for i in range(10)]
-    everything = [m for _, ms in blobs for m in ms]
-    assert running.reset(blobs) == sum(estimate_messages(everything))
-    assert running.sizes == estimate_messages(everything)
-    calls: list[ModelMessage] = []
-    monkeypatch.setattr(thresholds, "estimate_message", lambda m: calls.append(m) or 3)
-    before = running.total
-    assert running.append("new", [req("x"), resp()]) == [3, 3]
-    assert running.total == before + 6 and len(calls) == 2
-    assert running.reset(blobs[:2]) == sum(estimate_messages(everything[:4]))  # cached: no new calls
-    assert len(calls) == 2
 
 
 @pytest.mark.parametrize(

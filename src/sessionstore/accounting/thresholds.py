@@ -9,14 +9,13 @@ from __future__ import annotations
 import math
 import os
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SettingsError
 from .settings import Settings
-from .tokens import estimate_message
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
@@ -26,8 +25,6 @@ __all__ = [
     "Levels",
     "Measurement",
     "Meter",
-    "RunningEstimate",
-    "TokenCache",
     "levels",
     "measure",
     "model_capacity",
@@ -88,14 +85,23 @@ def _capacity_of_id(model: str) -> int | None:
 
 
 def _genai_prices_window(provider: str | None, name: str) -> int | None:
+    """The window genai-prices records for `provider:name` (what pydantic-ai's profiles fill in from).
+
+    Asked through genai-prices' own public snapshot API (a dependency of pydantic-ai-slim) rather than
+    pydantic-ai's private `_genai_prices` module, which may change in any release.
+    """
     try:
-        from pydantic_ai._genai_prices import lookup_context_window
+        from genai_prices.data_snapshot import get_snapshot
     except ImportError:
         return None
     try:
-        return lookup_context_window(name, provider_name=provider)
-    except Exception:
+        _, info = get_snapshot().find_provider_model(
+            name, provider=None, provider_id=provider, provider_api_url=None
+        )
+    except Exception:  # LookupError for an unknown model; anything else is an unknown window too
         return None
+    window = getattr(info, "context_window", None)
+    return window if isinstance(window, int) else None
 
 
 def resolve_window(model: str | Any | None, settings: Settings, *, replay: bool = False) -> int:
@@ -295,97 +301,3 @@ class Meter:
         local = sum(sizes)
         self.current = Measurement(tokens=local, local=local)
         return self.current
-
-
-# --- cache --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class TokenCache:
-    """Per-message estimates keyed by (blob id, index in blob), so re-estimating costs only new messages.
-
-    Stored as one list per blob (cheaper than a tuple key per message). Seed it with the `sizes` a commit
-    line persisted and reopened sessions never re-tokenize.
-    """
-
-    _blobs: dict[str, list[int | None]] = field(default_factory=dict)
-    _totals: dict[str, tuple[int, int]] = field(default_factory=dict)
-    """Per blob: (messages summed, their total), so walking a cached history is one lookup per blob."""
-
-    def get(self, blob_id: str, index: int) -> int | None:
-        sizes = self._blobs.get(blob_id)
-        if sizes is None or index >= len(sizes):
-            return None
-        return sizes[index]
-
-    def put(self, blob_id: str, index: int, size: int) -> None:
-        sizes = self._blobs.setdefault(blob_id, [])
-        if index >= len(sizes):
-            sizes.extend([None] * (index + 1 - len(sizes)))
-        sizes[index] = size
-        self._totals.pop(blob_id, None)
-
-    def seed(self, blob_id: str, sizes: Sequence[int]) -> None:
-        """Record a blob's persisted per-message sizes."""
-        self._blobs[blob_id] = list(sizes)
-        self._totals.pop(blob_id, None)
-
-    def sizes(self, blob_id: str, messages: Sequence[ModelMessage]) -> list[int]:
-        """Estimates for a blob's messages, tokenizing only the ones not cached."""
-        cached = self._blobs.setdefault(blob_id, [])
-        if len(cached) < len(messages):
-            cached.extend([None] * (len(messages) - len(cached)))
-        result = []
-        for index, message in enumerate(messages):
-            size = cached[index]
-            if size is None:
-                size = cached[index] = estimate_message(message)
-            result.append(size)
-        return result
-
-    def total(self, blobs: Iterable[tuple[str, Sequence[ModelMessage]]]) -> int:
-        """Estimate of a history made of `(blob id, messages)` pairs; a fully cached blob costs one lookup."""
-        result = 0
-        for blob_id, messages in blobs:
-            known = self._totals.get(blob_id)
-            if known is None or known[0] != len(messages):
-                known = (len(messages), sum(self.sizes(blob_id, messages)))
-                self._totals[blob_id] = known
-            result += known[1]
-        return result
-
-    def __len__(self) -> int:
-        return sum(len(sizes) for sizes in self._blobs.values())
-
-    def clear(self) -> None:
-        self._blobs.clear()
-        self._totals.clear()
-
-
-@dataclass
-class RunningEstimate:
-    """One history's local estimate, kept up to date turn by turn: appending costs only the new turn.
-
-    A history is a sequence of blobs (one per turn; a reset point's blobs after a compaction, checkout
-    or fork). `append` tokenizes only messages the cache has not seen; `reset` re-walks through the
-    cache. Walking even a fully cached 10,000-message history costs more than tokenizing one turn
-    (benchmarks/RESULTS.md), which is why the total is carried forward rather than re-summed.
-    """
-
-    cache: TokenCache = field(default_factory=TokenCache)
-    sizes: list[int] = field(default_factory=list)
-    total: int = 0
-
-    def append(self, blob_id: str, messages: Sequence[ModelMessage]) -> list[int]:
-        """Add one blob's messages; returns their sizes (what a commit line persists as `sizes`)."""
-        added = self.cache.sizes(blob_id, messages)
-        self.sizes.extend(added)
-        self.total += sum(added)
-        return added
-
-    def reset(self, blobs: Iterable[tuple[str, Sequence[ModelMessage]]]) -> int:
-        """Replace the whole history (a reset point); cached blobs are not re-tokenized."""
-        self.sizes, self.total = [], 0
-        for blob_id, messages in blobs:
-            self.append(blob_id, messages)
-        return self.total

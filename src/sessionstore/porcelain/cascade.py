@@ -16,7 +16,16 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from ..accounting.thresholds import Levels, levels, over_threshold, resolve_window, window_for_capacity
+from ..accounting.thresholds import (
+    TIER_FULL,
+    TIER_MICRO,
+    Levels,
+    levels,
+    next_tier,
+    over_threshold,
+    resolve_window,
+    window_for_capacity,
+)
 from ..compaction.events import (
     CompactionEvent,
     ContextCompacted,
@@ -179,10 +188,10 @@ def after_append(session: Lockstep) -> tuple[list[CompactionEvent], MicroResult 
     if not settings.compaction_enabled:
         return [], None
     _, lv = session_levels(session)
-    tokens = session.measurement.tokens
-    if over_threshold(tokens, lv.full):
+    tier = next_tier(session.measurement, lv)
+    if tier == TIER_FULL:
         return full_then_ultimate(session, focus=None, raise_errors=False), None
-    if over_threshold(tokens, lv.micro):
+    if tier == TIER_MICRO:
         view = micro_view(session, lv.micro)
         if view.blanked:
             return [
