@@ -100,16 +100,18 @@ def test_a_store_whose_locks_cannot_be_taken_refuses_writes_in_one_line(root: Pa
 
 
 def test_an_os_error_inside_any_command_is_one_line(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sessionstore.porcelain import revisions
     from sessionstore.porcelain.store import SessionStore
 
-    def refused(self: SessionStore, rev: str) -> None:
+    def refused(self: SessionStore, rev: str) -> None:  # every reading of a revision goes through it
         raise PermissionError(1, "Operation not permitted", str(self.root / "logs" / "x.jsonl"))
 
-    monkeypatch.setattr(SessionStore, "resolve", refused)
+    monkeypatch.setattr(revisions, "resolve", refused)
     assert_refused(run(root, "show", "fix-auth"), "logs/x.jsonl", "Operation not permitted")
 
 
 def test_temp_file_names_are_not_shown(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sessionstore.porcelain import revisions
     from sessionstore.porcelain.store import SessionStore
 
     tmp = str(root / "objects" / ".tmp-abc123")
@@ -117,7 +119,7 @@ def test_temp_file_names_are_not_shown(root: Path, monkeypatch: pytest.MonkeyPat
     def refused(self: SessionStore, rev: str) -> None:
         raise OSError(16, "Device or resource busy", tmp, None, str(root / "objects" / "ab"))
 
-    monkeypatch.setattr(SessionStore, "resolve", refused)
+    monkeypatch.setattr(revisions, "resolve", refused)
     result = run(root, "show", "fix-auth")
     assert_refused(result, str(root / "objects" / "ab"))
     assert ".tmp-" not in result.stderr

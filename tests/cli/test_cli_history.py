@@ -17,7 +17,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from helpers.cli import assert_refused, run, snapshot
+from helpers.cli import assert_lock_refused, assert_refused, run, snapshot
 from sessionstore.porcelain.store import SessionStore
 
 LONG_RESULT = "\n".join(f"line {i} of the file" for i in range(1, 213))
@@ -76,9 +76,9 @@ def test_log_shows_checkout_and_fork_targets(root: Path) -> None:
     store.session("fix-auth").checkout("fix-auth@2")
     store.fork("fix-auth@1", "spike")
     head = run(root, "log", "fix-auth", "--oneline", "-n", "1").stdout.split()
-    assert head[:5] == [head[0], "(head)", "checkout", "->", target.id[:7]]
+    assert head[:6] == [head[0], "(head)", "checkout", "->", "fix-auth@2", f"({target.id[:7]})"]
     fork = run(root, "log", "spike", "--oneline").stdout
-    assert f"fork       -> {store.resolve('fix-auth@1').id[:7]} from fix-auth" in fork
+    assert f"fork       -> fix-auth@1 ({store.resolve('fix-auth@1').id[:7]})  " in fork
 
 
 def test_log_limit_and_long_format(root: Path) -> None:
@@ -93,10 +93,11 @@ def test_log_limit_and_long_format(root: Path) -> None:
     assert "ago)" in text or "just now)" in text
 
 
-def test_log_json_is_one_commit_per_line(root: Path) -> None:
-    result = run(root, "log", "fix-auth", "--json")
+def test_log_json_is_one_document_and_jsonl_one_commit_per_line(root: Path) -> None:
     commits = _store(root).session("fix-auth").log()
-    assert [orjson.loads(line) for line in result.stdout.splitlines()] == [c.to_json() for c in commits]
+    assert orjson.loads(run(root, "log", "fix-auth", "--json").stdout) == [c.to_json() for c in commits]
+    lines = run(root, "log", "fix-auth", "--jsonl").stdout.splitlines()
+    assert [orjson.loads(line) for line in lines] == [c.to_json() for c in commits]
 
 
 def test_log_refuses_unknown_and_invalid_names(root: Path) -> None:
@@ -132,10 +133,10 @@ def test_show_json_is_the_history_as_pydantic_ai_json(root: Path) -> None:
         result = run(root, "show", rev, "--json")
         assert result.exit_code == 0
         commit = store.resolve(rev)
-        assert len(ModelMessagesTypeAdapter.validate_json(result.stdout)) == commit.count
-    assert ModelMessagesTypeAdapter.validate_json(run(root, "show", "fix-auth", "--json").stdout) == (
-        store.session("fix-auth").history
-    )
+        document = orjson.loads(result.stdout)
+        assert (document["commit"], document["rev"]) == (commit.id, f"fix-auth@{commit.seq}")
+        assert len(ModelMessagesTypeAdapter.validate_python(document["messages"])) == commit.count
+    assert run_history(root, "fix-auth") == store.session("fix-auth").history
 
 
 @pytest.mark.parametrize(
@@ -169,7 +170,7 @@ def test_checkout_of_a_locked_session_changes_nothing(root: Path) -> None:
     before = snapshot(root)
     with store.lock("fix-auth"):
         result = run(root, "checkout", "fix-auth@1", env={"SESSIONSTORE_LOCK_TIMEOUT_S": "0.2"})
-    assert_refused(result, "session 'fix-auth' is locked", "retry")
+    assert_lock_refused(result, "session 'fix-auth' is locked by pid", "retry")
     assert snapshot(root) == before
 
 
@@ -185,7 +186,9 @@ def test_fork_starts_a_new_session_sharing_blobs(root: Path) -> None:
 
 
 def run_history(root: Path, rev: str) -> list:
-    return ModelMessagesTypeAdapter.validate_json(run(root, "show", rev, "--json").stdout)
+    return ModelMessagesTypeAdapter.validate_python(
+        orjson.loads(run(root, "show", rev, "--json").stdout)["messages"]
+    )
 
 
 @pytest.mark.parametrize(

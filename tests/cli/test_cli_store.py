@@ -79,9 +79,10 @@ def test_list_shows_every_session(filled: Path) -> None:
     assert "%" in alpha and "\x1b[" not in result.stdout  # not a terminal: no colour
 
 
-def test_list_json_has_one_object_per_session(filled: Path) -> None:
-    result = run(filled, "list", "--json")
-    records = [orjson.loads(line) for line in result.stdout.splitlines()]
+def test_list_json_is_one_array_and_jsonl_one_object_per_session(filled: Path) -> None:
+    records = orjson.loads(run(filled, "list", "--json").stdout)
+    lines = run(filled, "list", "--jsonl").stdout.splitlines()
+    assert [orjson.loads(line) for line in lines] == records
     store = SessionStore.open(filled, create=False)
     assert [r["name"] for r in records] == ["alpha", "beta"]
     for record in records:
@@ -180,5 +181,5 @@ def test_list_shows_a_damaged_session_and_still_lists_the_others(filled: Path) -
     alpha, beta = result.stdout.splitlines()
     assert alpha.split()[0] == "alpha" and "msgs" in alpha
     assert beta.split() == ["beta", "damaged:", "run", "`session", "fsck`"]
-    records = [orjson.loads(line) for line in run(filled, "list", "--json").stdout.splitlines()]
+    records = orjson.loads(run(filled, "list", "--json").stdout)
     assert records[0]["name"] == "alpha" and "damaged" in records[1]["error"]

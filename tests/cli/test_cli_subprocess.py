@@ -118,3 +118,33 @@ def test_long_output_goes_through_the_pager_on_a_terminal(tmp_path: Path) -> Non
     assert code == 0 and "paged:" not in text  # two lines fit on the screen
     code, text = _on_a_terminal(["--store", str(root), "log", "fix-auth"], lines=10, PAGER=pager)
     assert code == 0 and "paged:" in text and "commit " in text
+
+
+def test_pager_gets_less_frx_and_no_pager_turns_it_off(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    session(root, "init")
+    session(root, "import", str(EXAMPLE))
+    pager = "sh -c 'echo LESS=$LESS; sed -e s/^/paged:/'"
+    code, text = _on_a_terminal(["--store", str(root), "log", "fix-auth"], lines=10, PAGER=pager)
+    assert code == 0 and "LESS=FRX" in text and "paged:\x1b[33mcommit " in text
+    for args in (["--no-pager", "log", "fix-auth"], ["show", "fix-auth", "--no-pager"]):
+        code, text = _on_a_terminal(["--store", str(root), *args], lines=10, PAGER=pager)
+        assert code == 0 and "paged:" not in text and "LESS=" not in text
+
+
+def test_new_commands_through_the_installed_script(tmp_path: Path) -> None:
+    """search, diff, rename, rm, completion and a did-you-mean, one real process each."""
+    root = tmp_path / "store"
+    session(root, "init")
+    session(root, "import", str(EXAMPLE))
+    found = session(root, "search", "leeway", "--role", "user", "-n", "1").stdout
+    assert found.startswith("fix-auth@1 user: ") and "leeway" in found
+    diff = session(root, "diff", "fix-auth@1", "fix-auth@2").stdout
+    assert diff.startswith("fix-auth@1 (") and "\n-0 messages (0 tok), +" in diff and "\n+ " in diff
+    assert session(root, "rename", "fix-auth", "auth").stdout.startswith("renamed fix-auth to auth")
+    assert "session rm --undo auth" in session(root, "rm", "auth").stdout
+    assert session(root, "completion", "bash").stdout.startswith("_session_completion()")
+    typo = session(root, "lst", check=False)
+    assert typo.returncode == 2 and typo.stderr == (
+        "session: no command 'lst'; did you mean `session list`? (see `session --help`)\n"
+    )

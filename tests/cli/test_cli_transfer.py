@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ToolCallPart, ToolReturnPart
 
-from helpers.cli import EXAMPLE, assert_refused, run, snapshot
+from helpers.cli import EXAMPLE, assert_lock_refused, assert_refused, run, snapshot
 from sessionstore.formats.transcripts import read_transcript
 from sessionstore.porcelain.store import SessionStore
 
@@ -88,7 +88,13 @@ def test_malformed_files_are_refused_and_nothing_changes(
 def test_import_refusals_change_nothing(root: Path, tmp_path: Path) -> None:
     run(root, "import", str(EXAMPLE))
     before = snapshot(root)
-    assert_refused(run(root, "import", str(EXAMPLE)), "'fix-auth' already exists", "--as")
+    again = run(root, "import", str(EXAMPLE))
+    assert again.exit_code == 0 and again.stdout.startswith("fix-auth is up to date with ")
+    other = tmp_path / "other.json"
+    other.write_bytes(EXAMPLE.read_bytes().replace(b"leeway", b"grace"))
+    assert_refused(
+        run(root, "import", str(other), "--as", "fix-auth"), "'fix-auth' already exists", "not a prefix"
+    )
     assert_refused(run(root, "import", str(EXAMPLE), "--as", "../up"), "../up")
     assert_refused(run(root, "import", str(tmp_path / "missing.json")), "no such file")
     assert_refused(run(root, "import", str(tmp_path)), "is a directory")
@@ -101,7 +107,7 @@ def test_import_into_a_locked_name_waits_then_refuses(root: Path) -> None:
     before = snapshot(root)
     with store.lock("fix-auth"):
         result = run(root, "import", str(EXAMPLE), env={"SESSIONSTORE_LOCK_TIMEOUT_S": "0.2"})
-    assert_refused(result, "session 'fix-auth' is locked")
+    assert_lock_refused(result, "session 'fix-auth' is locked")
     assert snapshot(root) == before
 
 
@@ -152,5 +158,5 @@ def test_import_example_needs_no_path(root: Path) -> None:
     assert "as fix-auth: 2 turns, 16 messages" in result.stdout
     before = snapshot(root)
     assert_refused(run(root, "import"), "give a transcript FILE", "--example")
-    assert_refused(run(root, "import", str(EXAMPLE), "--example"), "not both")
+    assert_refused(run(root, "import", str(EXAMPLE), "--example"), "one of them")
     assert snapshot(root) == before

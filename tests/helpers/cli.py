@@ -27,6 +27,18 @@ def snapshot(root: Path) -> dict[str, bytes]:
     }
 
 
+def assert_lock_refused(result: Result, *words: str) -> None:
+    """A refused wait for a lock: first a line saying who holds it (a pid) and how long it waits, then
+    one refusal line naming each of `words`; exit 2, nothing on stdout."""
+    assert result.exit_code == EXIT_ERROR, (result.exit_code, result.output, result.stderr)
+    waited, refused = result.stderr.strip().splitlines()
+    assert waited.startswith("session: ") and " is locked by pid " in waited and "waiting up to" in waited
+    assert refused.startswith("session: ") and "Traceback" not in result.stderr
+    for word in words:
+        assert word in refused, (word, refused)
+    assert result.stdout == ""
+
+
 def assert_refused(result: Result, *words: str) -> None:
     """One line on stderr naming the problem (each of `words`), exit 2, no traceback, no stdout."""
     assert result.exit_code == EXIT_ERROR, (result.exit_code, result.output, result.stderr)

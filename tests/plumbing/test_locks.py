@@ -108,3 +108,30 @@ def test_a_session_named_store_does_not_share_the_store_lock(tmp_path) -> None:
     with store.store_lock():
         store.session("store").append(tagged_turn(0, 0))
     assert store.session("store").persisted_count == 2
+
+
+def test_a_waiter_is_told_who_holds_the_lock_before_it_waits(tmp_path) -> None:
+    """Another process holds the lock: `on_wait` hears its pid and program first, and the timeout
+    names it too; an uncontended lock never calls `on_wait`."""
+    from sessionstore.plumbing import locks
+
+    store = SessionStore.open(tmp_path / "s", settings=Settings(lock_timeout_s=0.2))
+    heard: list[str] = []
+    locks.on_wait = heard.append
+    holder = spawn("hold_lock.py", store.root, "busy", stdin=subprocess.PIPE)
+    try:
+        with store.lock("free"):
+            assert heard == []
+        assert holder.stdout and holder.stdout.readline().strip() == "locked"
+        match = rf"locked by pid {holder.pid} \(hold_lock.py .*\) since"
+        with pytest.raises(LockTimeout, match=match), store.lock("busy"):
+            pass
+        (line,) = heard
+        assert f"session 'busy' is locked by pid {holder.pid} (hold_lock.py" in line
+        assert line.endswith("waiting up to 0.2s")
+    finally:
+        locks.on_wait = None
+        assert holder.stdin
+        holder.stdin.close()
+        holder.wait(timeout=10)
+    assert locks.holder(store.locks_dir, "busy") == "another process"  # the holder has exited

@@ -9,16 +9,28 @@ recording its capacity, imports pydantic-ai to read the model's context window f
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import orjson
 
-from ..accounting.settings import ENV_PREFIX, NOT_SETTINGS_ENV
+from ..accounting.settings import ENV_PREFIX, NOT_SETTINGS_ENV, Settings
 from ..accounting.thresholds import THRESHOLD_ENV, levels, resolve_window, threshold_override
 from ..porcelain.gauge import commit_gauge, format_gauge, gauge
+from .output import (
+    colour_enabled,
+    complete_rev,
+    json_options,
+    open_store,
+    print_json,
+    resolve,
+    store_settings,
+    warn,
+)
+
+if TYPE_CHECKING:
+    from ..porcelain.store import SessionStore
 
 
 def _toml_value(value: Any) -> str:
@@ -32,32 +44,34 @@ def _toml_value(value: Any) -> str:
     return repr(value)
 
 
-def _use_color(plain: bool) -> bool:
-    return not plain and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
-
-
-@click.command("config")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object: {key: {value, source}}.")
-@click.pass_context
-def config(ctx: click.Context, as_json: bool) -> None:
-    """Print the effective settings of the store (its project's pyproject.toml, then SESSIONSTORE_*
-    variables) and where each value came from."""
-    from .output import store_settings
-
-    settings = store_settings(ctx)
+def config(settings: Settings, *, fmt: str | None = None) -> int:
+    """`session config`: the effective `settings` and where each value came from; exit 0."""
     sources = settings.sources()
     values = settings.as_dict()
-    if as_json:
-        data = {key: {"value": values[key], "source": sources[key]} for key in values}
-        click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
-        return
+    if fmt == "json":
+        print_json({key: {"value": values[key], "source": sources[key]} for key in values})
+        return 0
     width = max(len(key) for key in values)
     rendered = {key: _toml_value(value) for key, value in values.items()}
     value_width = min(max(len(text) for text in rendered.values()), 40)
     for key, text in rendered.items():
         click.echo(f"{key:<{width}} = {text:<{value_width}}  # {sources[key]}")
     for warning in env_warnings(os.environ, list(values)):
-        click.echo(f"session: {warning}", err=True)
+        warn(warning)
+    return 0
+
+
+@click.command("config")
+@json_options(stream=False)
+@click.pass_context
+def config_cmd(ctx: click.Context, fmt: str | None) -> int:
+    """Print the effective settings of the store (its project's pyproject.toml, then SESSIONSTORE_*
+    variables) and where each value came from.
+
+    \b
+    Example:  session config --json | jq .context_window_tokens
+    """
+    return config(store_settings(ctx), fmt=fmt)
 
 
 def env_warnings(environ: Mapping[str, str], keys: list[str]) -> list[str]:
@@ -77,28 +91,16 @@ def env_warnings(environ: Mapping[str, str], keys: list[str]) -> list[str]:
     return warnings
 
 
-@click.command("gauge")
-@click.argument("name")
-@click.option("--plain", is_flag=True, help="No colour (for tmux status lines and logs).")
-@click.option("--json", "as_json", is_flag=True, help="The reading as one JSON object.")
-@click.option("--model", default=None, help="Model whose window applies (default: the session's own model).")
-@click.option("--window", type=int, default=None, help="Configured window in tokens (context_window_tokens).")
-@click.pass_context
-def gauge_cmd(
-    ctx: click.Context, name: str, plain: bool, as_json: bool, model: str | None, window: int | None
-) -> None:
-    """One line: how full NAME's context window is, and when compaction fires."""
-    from .output import open_store
-
-    store = open_store(ctx, overrides={"context_window_tokens": window})
+def gauge_of(store: SessionStore, name: str, *, plain: bool, fmt: str | None, model: str | None) -> int:
+    """`session gauge`: one line (or JSON object) saying how full `name`'s window is; exit 0."""
     settings = store.settings
-    commit = store.resolve(name)
+    commit = resolve(store, name)
     if model is None:
         reading = commit_gauge(commit, settings)  # the log line's capacity and measured prefix
     else:  # an explicit model: its profile's window (this lookup imports pydantic-ai)
         resolved = resolve_window(model, settings)
         reading = gauge(commit.extra.get("measured", commit.tokens), resolved, levels(resolved, settings))
-    if as_json:
+    if fmt == "json":
         data = {
             "session": commit.session,
             "commit": commit.id,
@@ -106,9 +108,30 @@ def gauge_cmd(
             "measured": "measured" in commit.extra,
             **reading.to_json(),
         }
-        click.echo(orjson.dumps(data).decode())
-    else:
-        click.echo(format_gauge(reading, color=_use_color(plain)), color=_use_color(plain))
+        print_json(data)
+        return 0
+    color = not plain and colour_enabled()
+    click.echo(format_gauge(reading, color=color), color=color)
+    return 0
 
 
-COMMANDS: list[click.Command] = [config, gauge_cmd]
+@click.command("gauge")
+@click.argument("name", shell_complete=complete_rev)
+@click.option("--plain", is_flag=True, help="No colour (for tmux status lines and logs).")
+@json_options(stream=False)
+@click.option("--model", default=None, help="Model whose window applies (default: the session's own model).")
+@click.option("--window", type=int, default=None, help="Configured window in tokens (context_window_tokens).")
+@click.pass_context
+def gauge_cmd(
+    ctx: click.Context, name: str, plain: bool, fmt: str | None, model: str | None, window: int | None
+) -> int:
+    """One line: how full NAME's context window is, and when compaction fires.
+
+    \b
+    Example:  session gauge fix-auth --plain   (for a tmux status line)
+    """
+    store = open_store(ctx, overrides={"context_window_tokens": window})
+    return gauge_of(store, name, plain=plain, fmt=fmt, model=model)
+
+
+COMMANDS: list[click.Command] = [config_cmd, gauge_cmd]

@@ -6,24 +6,33 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from itertools import pairwise
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
-import orjson
 
 from ..plumbing import logs
 from ..plumbing.logs import Commit
+from ..plumbing.names import is_valid_name
+from ..porcelain.lookup import conversation_json, conversation_of
 from .output import (
     Painter,
+    complete_rev,
+    complete_session,
     emit,
+    json_options,
     local_time,
+    no_pager_option,
     number,
     open_store,
     painter,
     plural,
+    print_json,
+    print_jsonl,
     relative_time,
     require_session,
+    resolve,
     short_id,
 )
 
@@ -33,10 +42,11 @@ if TYPE_CHECKING:
     from ..porcelain.store import SessionStore
 
 
-def describe(commit: Commit, before: int | None) -> str:
+def describe(commit: Commit, before: int | None, target: str | None = None) -> str:
     """What a commit did, in one line: `turn +6 msgs 151,022 tok`, `compaction tier 2 [...] a -> b tok`.
 
     `before` is the parent's token count (what a compaction started from); None for a first commit.
+    `target` names the state a checkout or fork holds (`fix-auth@3`), when known.
     """
     kind = commit.kind
     tokens = f"{number(commit.tokens)} tok"
@@ -45,8 +55,13 @@ def describe(commit: Commit, before: int | None) -> str:
         source = " (imported)" if commit.extra.get("source") == "import" else ""
         return f"compaction tier {commit.tier}{source}  {ref}  {number(before or 0)} -> {tokens}"
     if kind in ("checkout", "fork"):
-        origin = f" from {commit.extra['from']}" if kind == "fork" and "from" in commit.extra else ""
-        return f"{kind:<10} -> {short_id(commit.target)}{origin}  {plural(commit.count, 'msg')}  {tokens}"
+        where = f"{target} ({short_id(commit.target)})" if target else short_id(commit.target)
+        origin = (
+            f" from {commit.extra['from']}"
+            if kind == "fork" and "from" in commit.extra and not target
+            else ""
+        )
+        return f"{kind:<10} -> {where}{origin}  {plural(commit.count, 'msg')}  {tokens}"
     return f"{kind:<10} +{plural(len(commit.sizes), 'msg')}  {tokens}{run_note(commit)}"
 
 
@@ -64,133 +79,246 @@ def run_note(commit: Commit) -> str:
     return f"  ({', '.join(notes)})"
 
 
+def flat_items(data: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """`{"details": {"cache": 5}}` as `("details.cache", 5)`: log text never shows a Python dict."""
+    for key, value in sorted(data.items()):
+        if isinstance(value, dict):
+            yield from flat_items(value, f"{prefix}{key}.")
+        elif value not in (None, 0, {}, []):
+            yield f"{prefix}{key}", value
+
+
 def _usage(usage: dict | None) -> str:
     if not usage:
         return ""
-    return ", ".join(f"{key} {number(v) if isinstance(v, int) else v}" for key, v in sorted(usage.items()))
+    shown = (
+        f"{k} {number(v) if isinstance(v, int) and not isinstance(v, bool) else v}"
+        for k, v in flat_items(usage)
+    )
+    return ", ".join(shown)
 
 
-def _oneline(commit: Commit, before: int | None, head: bool, paint: Painter) -> str:
+def targets(store: SessionStore, commits: list[Commit]) -> dict[str, str]:
+    """`NAME@SEQ` of every checkout or fork target among `commits` (one log scan per source session)."""
+    where = {c.id: f"{c.session}@{c.seq}" for c in commits}
+    out: dict[str, str] = {}
+    scanned = {commits[0].session} if commits else set()
+    for c in commits:
+        if c.target is None:
+            continue
+        source = c.extra.get("from")
+        if c.target not in where and isinstance(source, str) and source not in scanned:
+            scanned.add(source)
+            if is_valid_name(source) and store.exists(source):
+                where.update(
+                    {o.id: f"{o.session}@{o.seq}" for o in store.log(source).scan(since_reset=False)[0]}
+                )
+        if c.target in where:
+            out[c.id] = where[c.target]
+    return out
+
+
+def _oneline(commit: Commit, before: int | None, head: bool, paint: Painter, target: str | None) -> str:
     deco = f"{paint('(head)', fg='cyan', bold=True)} " if head else ""
-    text = describe(commit, before)
+    text = describe(commit, before, target)
     if commit.kind != "turn":
         text = paint(text, fg="magenta" if commit.kind == "compaction" else "blue")
     return f"{paint(short_id(commit.id), fg='yellow')} {deco}{text}"
 
 
-def _long(commit: Commit, before: int | None, head: bool, paint: Painter) -> list[str]:
+def _long(commit: Commit, before: int | None, head: bool, paint: Painter, target: str | None) -> list[str]:
     deco = f" {paint(f'(head -> {commit.session})', fg='cyan', bold=True)}" if head else ""
     lines = [
         f"{paint('commit ' + commit.id, fg='yellow')}{deco}",
         f"Seq:      {commit.session}@{commit.seq}",
         f"Date:     {local_time(commit.time)} ({relative_time(commit.time)})",
-        f"Change:   {' '.join(describe(commit, before).split())}",
+        f"Change:   {' '.join(describe(commit, before, target).split())}",
         f"State:    {plural(commit.count, 'message')}, {number(commit.tokens)} tokens",
     ]
     if usage := _usage(commit.usage):
         lines.append(f"Usage:    {usage}")
+    if (record := conversation_of(commit)) is not None:
+        lines.append(f"Conversation: {conversation_label(record)}")
     return [*lines, ""]
 
 
-@click.command("log")
-@click.argument("name")
-@click.option("--oneline", is_flag=True, help="One short line per commit.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per commit, per line.")
-@click.option("-n", "--max-count", "limit", type=click.IntRange(min=1), help="Show at most N commits.")
-@click.pass_context
-def log_cmd(ctx: click.Context, name: str, oneline: bool, as_json: bool, limit: int | None) -> None:
-    """Show the commits of session NAME, newest first."""
-    store = open_store(ctx)
-    require_session(store, name)
+def conversation_label(record: dict[str, Any]) -> str:
+    """A FileConversationStore record as `'support-42' (scope user:7)`."""
+    cid = record.get("conversation_id")
+    scope = record.get("scope")
+    return f"{cid!r}" + (f" (scope {scope})" if scope else "")
+
+
+def log(
+    store: SessionStore, name: str, *, oneline: bool = False, fmt: str | None = None, limit: int | None = None
+) -> int:
+    """`session log`: the commits of session `name`, newest first; exit 0."""
+    name = require_session(store, name)
     if limit is None:
         commits, _ = store.log(name).scan(since_reset=False)
     else:  # read back from the end only: one more commit than shown, for the oldest one's `before`
         commits = logs.tail(store.log(name), limit + 1)
     tokens_before = {c.id: p.tokens for p, c in pairwise(commits)}
     newest = commits[::-1][:limit]
-    if as_json:
-        for commit in newest:
-            click.echo(orjson.dumps(commit.to_json()).decode())
-        return
+    if fmt == "json":
+        print_json([c.to_json() for c in newest])
+        return 0
+    if fmt == "jsonl":
+        print_jsonl(c.to_json() for c in newest)
+        return 0
     paint = painter()
+    where = targets(store, commits)
     lines: list[str] = []
     for i, commit in enumerate(newest):
         before = tokens_before.get(commit.id)
-        if oneline:
-            lines.append(_oneline(commit, before, i == 0, paint))
-        else:
-            lines.extend(_long(commit, before, i == 0, paint))
+        shape = _oneline if oneline else _long
+        out = shape(commit, before, i == 0, paint, where.get(commit.id))
+        lines.extend([out] if isinstance(out, str) else out)
     emit(lines[:-1] if lines and not lines[-1] else lines)
+    return 0
+
+
+@click.command("log")
+@click.argument("name", shell_complete=complete_session)
+@click.option("--oneline", is_flag=True, help="One short line per commit.")
+@json_options(stream=True)
+@click.option("-n", "--max-count", "limit", type=click.IntRange(min=1), help="Show at most N commits.")
+@no_pager_option
+@click.pass_context
+def log_cmd(
+    ctx: click.Context, name: str, oneline: bool, fmt: str | None, limit: int | None, no_pager: bool
+) -> int:
+    """Show the commits of session NAME, newest first.
+
+    \b
+    Example:  session log fix-auth --oneline -n 5
+    """
+    return log(open_store(ctx), name, oneline=oneline, fmt=fmt, limit=limit)
 
 
 def messages_at(store: SessionStore, commit: Commit) -> list[ModelMessage]:
     """The replayed history after `commit` (imports pydantic-ai: for show and export only)."""
     from ..plumbing import codec
-    from ..porcelain.session import state_at
+    from ..porcelain.writer import state_at
 
     blobs, _ = state_at(store, commit)
     return store.objects.load(blobs, codec.decode)
 
 
-@click.command("show")
-@click.argument("rev")
-@click.option("--json", "as_json", is_flag=True, help="The messages as pydantic-ai JSON.")
-@click.option("--full", is_flag=True, help="Do not shorten tool results, thinking or arguments.")
-@click.pass_context
-def show_cmd(ctx: click.Context, rev: str, as_json: bool, full: bool) -> None:
-    """Show the conversation as it stood at REV (NAME, NAME@SEQ, NAME~K, an id, checkpoints/NAME/K)."""
+def show(store: SessionStore, rev: str, *, fmt: str | None = None, full: bool = False) -> int:
+    """`session show`: the conversation at `rev` as a transcript, or one JSON object; exit 0."""
     from .render import render
 
-    store = open_store(ctx)
-    commit = store.resolve(rev)
+    commit = resolve(store, rev)
     messages = messages_at(store, commit)
-    if as_json:
-        from ..plumbing.codec import adapter
+    head = store.log(commit.session).head()
+    record = conversation_of(head)
+    if fmt == "json":
+        from ..plumbing.codec import to_jsonable
 
-        click.echo(adapter().dump_json(messages, indent=2).decode())
-        return
+        conversation = conversation_json(head)
+        print_json({
+            "rev": f"{commit.session}@{commit.seq}", "session": commit.session, "commit": commit.id,
+            "seq": commit.seq, "time": commit.time, "count": commit.count, "tokens": commit.tokens,
+            "conversation": conversation, "messages": to_jsonable(messages),
+        })  # fmt: skip
+        return 0
     paint = painter()
     header = (
         f"{paint(short_id(commit.id), fg='yellow')} {commit.session}@{commit.seq}  "
         f"{plural(commit.count, 'message')}  {number(commit.tokens)} tok  {relative_time(commit.time)}"
     )
-    emit([header, "", *render(messages, paint, full=full)])
+    lines = [header]
+    if record is not None:
+        lines.append(f"conversation {conversation_label(record)}")
+    emit([*lines, "", *render(messages, paint, full=full)])
+    return 0
 
 
-@click.command("checkout")
-@click.argument("rev")
+@click.command("show")
+@click.argument("rev", shell_complete=complete_rev)
+@json_options(stream=False)
+@click.option("--full", is_flag=True, help="Do not shorten tool results, thinking or arguments.")
+@no_pager_option
 @click.pass_context
-def checkout_cmd(ctx: click.Context, rev: str) -> None:
-    """Move the head of REV's session to REV; the log keeps everything after it."""
-    store = open_store(ctx)
-    target = store.resolve(rev)
+def show_cmd(ctx: click.Context, rev: str, fmt: str | None, full: bool, no_pager: bool) -> int:
+    """Show the conversation as it stood at REV (NAME, NAME@SEQ, NAME~K, an id, checkpoints/NAME/K).
+
+    A unique start of a session name (an imported transcript's uuid) and a FileConversationStore
+    conversation id name a session too.
+
+    \b
+    Example:  session show fix-auth~3 --full
+    """
+    return show(open_store(ctx), rev, fmt=fmt, full=full)
+
+
+def checkout(store: SessionStore, rev: str, *, fmt: str | None = None) -> int:
+    """`session checkout`: move the head of `rev`'s session to `rev`; exit 0."""
+    target = resolve(store, rev)
     head = store.log(target.session).head()
     if head is not None and target.id in (head.id, head.target if head.kind == "checkout" else None):
         # `session checkout NAME` (git's "switch to it") or a repeated checkout: a commit would add nothing
-        where = f"{short_id(target.id)} ({target.session}@{target.seq})"
+        if fmt == "json":
+            print_json({"changed": False, "head": head.to_json(), "target": target.to_json()})
+        else:
+            where = f"{short_id(target.id)} ({target.session}@{target.seq})"
         click.echo(f"{target.session}: already at {where}; nothing changed")
-        return
+        return 0
     session = store.session(target.session, create=False)
     commit = session.checkout(target.id)
+    if fmt == "json":
+        print_json({"changed": True, "head": commit.to_json(), "target": target.to_json()})
+        return 0
     click.echo(
         f"{session.name}: head is now {short_id(commit.id)} (checkout of {short_id(target.id)}, "
         f"{target.session}@{target.seq}): {plural(commit.count, 'message')}, {number(commit.tokens)} tok"
     )
+    return 0
 
 
-@click.command("fork")
-@click.argument("rev")
-@click.argument("new")
+@click.command("checkout")
+@click.argument("rev", shell_complete=complete_rev)
+@json_options(stream=False)
 @click.pass_context
-def fork_cmd(ctx: click.Context, rev: str, new: str) -> None:
-    """Start session NEW from the state at REV, sharing its blobs (nothing is copied)."""
-    store = open_store(ctx)
-    target = store.resolve(rev)
+def checkout_cmd(ctx: click.Context, rev: str, fmt: str | None) -> int:
+    """Move the head of REV's session to REV; the log keeps everything after it.
+
+    \b
+    Example:  session checkout fix-auth@12
+    """
+    return checkout(open_store(ctx), rev, fmt=fmt)
+
+
+def fork(store: SessionStore, rev: str, new: str, *, fmt: str | None = None) -> int:
+    """`session fork`: start session `new` from the state at `rev`; exit 0."""
+    target = resolve(store, rev)
     session = store.fork(target.id, new)
+    if fmt == "json":
+        head = session.head
+        print_json(
+            {"session": session.name, "head": head.to_json() if head else None, "target": target.to_json()}
+        )
+        return 0
     click.echo(
         f"forked {target.session}@{target.seq} ({short_id(target.id)}) into {session.name}: "
         f"{plural(session.persisted_count, 'message')}, {number(session.tokens)} tok"
     )
+    return 0
+
+
+@click.command("fork")
+@click.argument("rev", shell_complete=complete_rev)
+@click.argument("new")
+@json_options(stream=False)
+@click.pass_context
+def fork_cmd(ctx: click.Context, rev: str, new: str, fmt: str | None) -> int:
+    """Start session NEW from the state at REV, sharing its blobs (nothing is copied).
+
+    \b
+    Example:  session fork fix-auth@12 spike
+    """
+    return fork(open_store(ctx), rev, new, fmt=fmt)
 
 
 COMMANDS: list[click.Command] = [log_cmd, show_cmd, checkout_cmd, fork_cmd]

@@ -4,6 +4,11 @@ Commands load lazily: `COMMANDS` maps each name to the module defining it, and o
 command's module is imported, so `session log`, `list` and `gauge` start in about the time it takes to
 import click (they never import pydantic-ai). Each module still exposes `COMMANDS: list[click.Command]`;
 `tests/test_cli_main.py` checks the table and the modules agree.
+
+Commands are typed functions that return an exit code (0 ok, 1 "changed something" / "checks failed",
+2 refused), as pre-commit's `main(argv) -> int`; their click wrappers only parse. `_Group.invoke` is
+the one error boundary: every `SessionStoreError` and `OSError` becomes one line on stderr (through
+`output.error_line`) and exit 2, never a traceback.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Any
 import click
 
 from ..errors import SessionStoreError
+from .output import error_line
 
 COMMANDS = {
     "init": "store_cmds",
@@ -38,6 +44,11 @@ COMMANDS = {
     "hooks": "memory_cmds",
     "push": "sharing_cmds",
     "pull": "sharing_cmds",
+    "search": "search_cmds",
+    "diff": "search_cmds",
+    "rm": "naming_cmds",
+    "rename": "naming_cmds",
+    "completion": "naming_cmds",
 }
 
 EXIT_ERROR = 2
@@ -59,30 +70,43 @@ class _Group(click.Group):
         commands = importlib.import_module(f"sessionstore.cli.{module}").COMMANDS
         return next((c for c in commands if c.name == cmd_name), None)
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """As click's, but a mistyped command suggests the close ones (`session lst`: did you mean
+        `list`?), and one typed in the wrong case names the right one."""
+        name = click.utils.make_str(args[0]) if args else ""
+        if args and name not in COMMANDS and not name.startswith("-"):
+            import difflib
+
+            close = [c for c in COMMANDS if c.lower() == name.lower()] or difflib.get_close_matches(
+                name, sorted(COMMANDS), n=3, cutoff=0.6
+            )
+            if close:
+                shown = " or ".join(f"`session {c}`" for c in close)
+                ctx.fail(f"no command {name!r}; did you mean {shown}?")
+        return super().resolve_command(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
+        from ..plumbing import locks
+
+        locks.on_wait = lambda line: click.echo(f"session: {line}", err=True)
         try:
-            return super().invoke(ctx)
-        except SessionStoreError as err:
-            click.echo(f"session: {err}", err=True)
+            code = super().invoke(ctx)
+        except SessionStoreError as err:  # before OSError: LockTimeout is a TimeoutError too
+            click.echo(error_line(err), err=True)
             sys.exit(EXIT_ERROR)
         except BrokenPipeError:  # `session log | head`: the reader left; say nothing, as git does
             _silence_stdout()
             sys.exit(EXIT_BROKEN_PIPE)
         except OSError as err:  # the environment refused (permissions, a full disk): one line, no traceback
-            click.echo(f"session: {describe_os_error(err)}", err=True)
+            click.echo(error_line(err), err=True)
             sys.exit(EXIT_ERROR)
-
-
-def describe_os_error(err: OSError) -> str:
-    """`err` as one line naming the path (its directory, for one of our temp files) and what to check."""
-    reason = err.strerror or str(err) or type(err).__name__
-    if not isinstance(err.filename, str | bytes):  # a write to a descriptor: stdout, or a store file
-        return f"cannot write: {reason}; check free disk space and where the output goes"
-    path = os.fsdecode(err.filename)
-    if os.path.basename(path).startswith(".tmp-"):  # a temp file of a durable write: name its target
-        target = err.filename2
-        path = os.fsdecode(target) if isinstance(target, str | bytes) else os.path.dirname(path) or "."
-    return f"cannot write or read {path}: {reason}; check its permissions and free space"
+        finally:
+            locks.on_wait = None
+        if isinstance(code, int) and code:
+            sys.exit(code)
+        return code
 
 
 def _silence_stdout() -> None:
@@ -102,9 +126,10 @@ def _silence_stdout() -> None:
     envvar="SESSIONSTORE_DIR",
     help="Store directory (default: .sessions at the git top level, else in the current directory).",
 )
+@click.option("--no-pager", is_flag=True, help="Never page long output (as `git --no-pager`).")
 @click.version_option(package_name="sessionstore")
 @click.pass_context
-def cli(ctx: click.Context, store_path: str | None) -> None:
+def cli(ctx: click.Context, store_path: str | None, no_pager: bool) -> None:
     """Git-style, file-backed memory for pydantic-ai agents."""
     from_env = ctx.get_parameter_source("store_path") is click.core.ParameterSource.ENVIRONMENT
     hint = "SESSIONSTORE_DIR" if from_env else "'--store'"  # name what the user actually set
@@ -114,6 +139,7 @@ def cli(ctx: click.Context, store_path: str | None) -> None:
         raise click.BadParameter(f"{store_path} is a file, not a store directory", param_hint=hint)
     ctx.ensure_object(dict)
     ctx.obj["store_path"] = store_path
+    ctx.obj["no_pager"] = no_pager
 
 
 def _command_path(argv: list[str]) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -22,6 +21,7 @@ from ..memory.hooks import (
     install_git_hook,
     install_merge_driver,
 )
+from .output import error_line
 
 EXIT_CHANGED = 1
 EXIT_ERROR = 2
@@ -49,13 +49,41 @@ def memory() -> None:
     """Team-shared MEMORY.md: start it, append to it, squash it under its caps."""
 
 
-@memory.command("init")
-def init_cmd() -> None:
-    """Write MEMORY.md from the template at the git top level; mark it merge=union in .gitattributes."""
+def init() -> int:
+    """`session memory init`: write MEMORY.md from the template; exit 0."""
     path, attributes_changed = init_memory()
     click.echo(f"wrote {path}")
     if attributes_changed:
         click.echo(f"added 'MEMORY.md merge=union' to {path.parent / '.gitattributes'}")
+    return 0
+
+
+@memory.command("init")
+def init_cmd() -> int:
+    """Write MEMORY.md from the template at the git top level; mark it merge=union in .gitattributes.
+
+    \b
+    Example:  session memory init && git add MEMORY.md .gitattributes
+    """
+    return init()
+
+
+def squash(paths: list[Path], settings: Settings, *, check: bool = False, verbose: bool = False) -> int:
+    """`session memory squash`: exit 0 unchanged, 1 if a file changed (or would, with `check`), 2 if
+    a file was refused. A refused file (binary, a directory, read-only) does not stop the others: its
+    line is the one the error boundary would print (`output.error_line`), and the exit code says it."""
+    changed = failed = False
+    for path in paths:
+        try:
+            update = compress_memory_file(path, settings, check=check, only_past_caps=True)
+        except SessionStoreError as err:  # per file, so the other files still get squashed
+            click.echo(error_line(err), err=True)
+            failed = True
+            continue
+        changed |= update.changed
+        if update.changed or verbose:
+            _report(update, verbose, check)
+    return EXIT_ERROR if failed else EXIT_CHANGED if changed else 0
 
 
 @memory.command("squash")
@@ -66,29 +94,28 @@ def init_cmd() -> None:
 @click.option("--verbose", "-v", is_flag=True, help="List every removed line.")
 def squash_cmd(
     files: tuple[Path, ...], check: bool, max_lines: int | None, max_bytes: int | None, verbose: bool
-) -> None:
+) -> int:
     """Rewrite each MEMORY.md past its caps (and remove duplicates); exit 1 if a file changed.
 
     With no FILES, squashes MEMORY.md at the git top level. A second run changes nothing. Errors
     (binary, directory, read-only) leave the file unchanged and exit 2.
+
+    \b
+    Example:  session memory squash --check MEMORY.md
     """
-    settings = _settings(max_lines, max_bytes)
     paths = list(files) or [default_memory_path()]
-    changed = failed = False
-    for path in paths:
-        try:
-            update = compress_memory_file(path, settings, check=check, only_past_caps=True)
-        except SessionStoreError as err:
-            click.echo(f"session: {err}", err=True)
-            failed = True
-            continue
-        changed |= update.changed
-        if update.changed or verbose:
-            _report(update, verbose, check)
-    if failed:
-        sys.exit(EXIT_ERROR)
-    if changed:
-        sys.exit(EXIT_CHANGED)
+    return squash(paths, _settings(max_lines, max_bytes), check=check, verbose=verbose)
+
+
+def append(session_name: str, summary: str, path: Path | None, *, verbose: bool = False) -> int:
+    """`session memory append`: one dated bullet under Session notes; exit 0."""
+    if not summary.strip():  # an empty argument (an unset shell variable) would add "(no summary)"
+        raise SessionStoreError("SUMMARY is empty: say in one line what the session did")
+    update = append_session_summary(
+        path or default_memory_path(), session_name, summary, _settings(None, None), compress=True
+    )
+    _report(update, verbose, check=False)
+    return 0
 
 
 @memory.command("append")
@@ -98,15 +125,13 @@ def squash_cmd(
     "--file", "path", type=click.Path(path_type=Path), help="MEMORY.md (default: at the git top level)."
 )
 @click.option("--verbose", "-v", is_flag=True, help="List every removed line.")
-def append_cmd(session_name: str, summary: str, path: Path | None, verbose: bool) -> None:
-    """Add a dated bullet for SESSION_NAME under Session notes, compressing at the caps."""
-    if not summary.strip():  # an empty argument (an unset shell variable) would add "(no summary)"
-        raise SessionStoreError("SUMMARY is empty: say in one line what the session did")
-    settings = _settings(None, None)
-    update = append_session_summary(
-        path or default_memory_path(), session_name, summary, settings, compress=True
-    )
-    _report(update, verbose, check=False)
+def append_cmd(session_name: str, summary: str, path: Path | None, verbose: bool) -> int:
+    """Add a dated bullet for SESSION_NAME under Session notes, compressing at the caps.
+
+    \b
+    Example:  session memory append fix-auth "expired tokens now return 401"
+    """
+    return append(session_name, summary, path, verbose=verbose)
 
 
 @click.group()
@@ -116,10 +141,13 @@ def hooks() -> None:
 
 @hooks.command("install")
 @click.option("--force", is_flag=True, help="Replace existing pre-commit / post-merge hooks.")
-def install_cmd(force: bool) -> None:
+def install_cmd(force: bool) -> int:
     """Install the MEMORY.md hooks (pre-commit squash, post-merge squash) and the merge driver.
 
     The driver (git config plus .git/info/attributes, this clone only) merges MEMORY.md per heading.
+
+    \b
+    Example:  session hooks install --force
     """
     check_hooks_free(force=force)
     for name in HOOKS:
@@ -127,6 +155,7 @@ def install_cmd(force: bool) -> None:
     attributes, changed = install_merge_driver()
     said = f"added '{DRIVER_ATTRIBUTE}' to {attributes}" if changed else f"{attributes} already has it"
     click.echo(f"registered the MEMORY.md merge driver: {said}")
+    return 0
 
 
 @memory.command("merge-driver", hidden=True)
@@ -134,11 +163,16 @@ def install_cmd(force: bool) -> None:
 @click.argument("ours", type=click.Path(path_type=Path))
 @click.argument("theirs", type=click.Path(path_type=Path))
 @click.argument("name", required=False)
-def merge_driver_cmd(base: Path, ours: Path, theirs: Path, name: str | None) -> None:
-    """What git runs to merge MEMORY.md (%O %A %B %P): the result replaces OURS; exit 0 is clean."""
+def merge_driver_cmd(base: Path, ours: Path, theirs: Path, name: str | None) -> int:
+    """What git runs to merge MEMORY.md (%O %A %B %P): the result replaces OURS; exit 0 is clean.
+
+    \b
+    Example:  git config merge.sessionstore-memory.driver 'session memory merge-driver %O %A %B %P'
+    """
     update = merge_memory_files(base, ours, theirs, _settings(None, None))
     if update.removed:
         click.echo(f"sessionstore: merged {name or 'MEMORY.md'} past its caps and squashed it", err=True)
+    return 0
 
 
 COMMANDS: list[click.Command] = [memory, hooks]

@@ -1,7 +1,12 @@
-"""What every command shares: opening the store, colour, paging, progress bars and number formats.
+"""What every command shares: opening the store, colour, paging, JSON, progress bars, number formats,
+completion of session names and revisions, and the one-line form of every error.
 
 Nothing here imports pydantic-ai: `session log` and `session list` import this module and must start
 in the time it takes to import click.
+
+Machine-readable output (docs/cli.md has every schema): `--json` prints ONE JSON document (an array
+for `list`, `log` and `search`, an object for the rest), so `| python -m json.tool` and `jq` read it;
+`--jsonl` streams one object per line where a command lists many things.
 """
 
 from __future__ import annotations
@@ -15,9 +20,11 @@ from pathlib import Path
 from typing import IO, Any
 
 import click
+import orjson
 
 from ..accounting.settings import Settings
 from ..errors import SessionStoreError
+from ..plumbing.names import is_valid_name
 from ..porcelain.layout import default_root, load_settings
 from ..porcelain.store import SessionStore
 
@@ -55,9 +62,19 @@ def store_settings(ctx: click.Context, overrides: dict[str, Any] | None = None) 
     return load_settings(root, overrides=overrides)
 
 
-def require_session(store: SessionStore, name: str) -> None:
-    """Refuse a session name that does not exist, suggesting close ones (no message is loaded)."""
-    store.require(name)
+def require_session(store: SessionStore, name: str) -> str:
+    """The session `name` means (exact, a unique prefix such as an imported transcript's uuid, or a
+    conversation id); an unknown name is refused with suggestions. No message is loaded."""
+    from ..porcelain.lookup import require_session as find
+
+    return find(store, name)
+
+
+def resolve(store: SessionStore, rev: str) -> Any:
+    """The commit `rev` names, read as people type it (see porcelain/lookup.py)."""
+    from ..porcelain.lookup import resolve as find
+
+    return find(store, rev)
 
 
 # --- terminals and colour ------------------------------------------------------------------------------
@@ -98,11 +115,27 @@ def _screen_lines() -> int:
     return shutil.get_terminal_size().lines
 
 
+def paging_allowed() -> bool:
+    """False under `session --no-pager` (or a command's own `--no-pager`), as `git --no-pager`."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return True
+    if ctx.params.get("no_pager"):
+        return False
+    return not (ctx.find_root().obj or {}).get("no_pager")
+
+
 def emit(lines: Iterable[str]) -> None:
-    """Print lines; through a pager when stdout is a terminal and they do not fit on one screen."""
+    """Print lines; through a pager when stdout is a terminal and they do not fit on one screen.
+
+    The pager is `$PAGER` (`less` by default) with `LESS=FRX` unless LESS is set, as git runs it:
+    quit if one screen, keep colour, leave the text on the terminal. `PAGER=cat` or `--no-pager`
+    turns it off."""
     out = list(lines)
     stdout = sys.stdout
-    if is_terminal(stdout) and len(out) > _screen_lines() - 1:
+    if is_terminal(stdout) and paging_allowed() and len(out) > _screen_lines() - 1:
+        os.environ.setdefault("LESS", "FRX")
+        os.environ.setdefault("LV", "-c")
         click.echo_via_pager("\n".join(out) + "\n", color=colour_enabled(stdout))
         return
     if out:  # one write: thousands of echo calls cost more than the command's own work
@@ -139,6 +172,37 @@ def progress(label: str) -> Iterator[ProgressCallback | None]:
     finally:
         if (bar := state.get("bar")) is not None:
             bar.render_finish()
+
+
+def print_json(document: Any) -> None:
+    """One JSON document on stdout (indented, UTF-8, newline-terminated)."""
+    stdout_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+
+
+def print_jsonl(records: Iterable[Any]) -> None:
+    """One compact JSON object per line, each written as it comes (for streams and `head`)."""
+    for record in records:
+        stdout_bytes(orjson.dumps(record) + b"\n")
+
+
+def json_options(*, stream: bool, dest: str = "fmt") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """`--json` (one document) and, when `stream`, `--jsonl` (one object per line), as parameter
+    `dest` ("json", "jsonl" or None for text)."""
+
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        if stream:
+            f = click.option(
+                "--jsonl", dest, flag_value="jsonl", help="One JSON object per line (streamable)."
+            )(f)
+        return click.option(
+            "--json", dest, flag_value="json", help="One JSON document (schema: docs/cli.md)."
+        )(f)
+
+    return decorate
+
+
+def no_pager_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--no-pager", "no_pager", is_flag=True, help="Print straight to stdout.")(f)
 
 
 def fail(message: str) -> SessionStoreError:
@@ -199,3 +263,73 @@ def local_time(stamp: str) -> str:
     """The commit time in the local zone, as git log prints dates."""
     when = parse_time(stamp)
     return when.astimezone().strftime("%a %b %d %H:%M:%S %Y %z") if when else stamp
+
+
+# --- errors ------------------------------------------------------------------------------------------
+
+
+def describe_os_error(err: OSError) -> str:
+    """`err` as one line naming the path (its directory, for one of our temp files) and what to check."""
+    reason = err.strerror or str(err) or type(err).__name__
+    if not isinstance(err.filename, str | bytes):  # a write to a descriptor: stdout, or a store file
+        return f"cannot write: {reason}; check free disk space and where the output goes"
+    path = os.fsdecode(err.filename)
+    if os.path.basename(path).startswith(".tmp-"):  # a temp file of a durable write: name its target
+        target = err.filename2
+        path = os.fsdecode(target) if isinstance(target, str | bytes) else os.path.dirname(path) or "."
+    return f"cannot write or read {path}: {reason}; check its permissions and free space"
+
+
+def error_line(err: Exception) -> str:
+    """The one stderr line for a refused operation (`session: ...`)."""
+    plain = isinstance(err, SessionStoreError) or not isinstance(err, OSError)  # LockTimeout is both
+    text = str(err) if plain else describe_os_error(err)
+    return f"session: {text}"
+
+
+def warn(message: str) -> None:
+    click.echo(f"session: {message}", err=True)
+
+
+# --- completion --------------------------------------------------------------------------------------
+
+
+def _completion_store(ctx: click.Context) -> SessionStore | None:
+    """The store named on the command line being completed (the group's callback has not run)."""
+    root = ctx.find_root()
+    path = root.params.get("store_path") or (root.obj or {}).get("store_path")
+    try:
+        return SessionStore.open(path, create=False)
+    except SessionStoreError:
+        return None
+
+
+def complete_session(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Session names starting with what was typed (click's shell_complete)."""
+    from click.shell_completion import CompletionItem
+
+    store = _completion_store(ctx)
+    names = store.sessions() if store is not None else []
+    return [CompletionItem(n) for n in names if n.startswith(incomplete)]
+
+
+def complete_rev(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Revisions: session names, `NAME@SEQ` once an `@` is typed, `checkpoints/NAME/K`."""
+    from click.shell_completion import CompletionItem
+
+    store = _completion_store(ctx)
+    if store is None:
+        return []
+    if "@" in incomplete:
+        name = incomplete.split("@", 1)[0]
+        if not is_valid_name(name) or not store.exists(name):
+            return []
+        head = store.log(name).head()
+        seqs = range(head.seq, 0, -1) if head else ()
+        return [CompletionItem(f"{name}@{s}") for s in seqs if f"{name}@{s}".startswith(incomplete)]
+    if incomplete.startswith("checkpoints/"):
+        refs = [r.name for n in store.refs.sessions() if store.exists(n) for r in store.refs.list(n)]
+        return [CompletionItem(r) for r in refs if r.startswith(incomplete)]
+    names = [n for n in store.sessions() if n.startswith(incomplete)]
+    extra = ["checkpoints/"] if "checkpoints/".startswith(incomplete) and incomplete else []
+    return [CompletionItem(n) for n in names + extra]

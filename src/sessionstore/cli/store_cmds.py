@@ -6,41 +6,56 @@ pydantic-ai (a subprocess test pins it).
 
 from __future__ import annotations
 
-import sys
+from typing import Any
 
 import click
-import orjson
 
 from ..errors import CorruptObjectError, NotAStoreError
 from ..porcelain.gauge import Gauge, commit_gauges
+from ..porcelain.lookup import conversation_json, conversation_of
+from ..porcelain.naming import title
 from ..porcelain.store import SessionInfo, SessionStore
 from .output import (
     Painter,
     emit,
+    json_options,
     number,
     open_store,
     painter,
     plural,
+    print_json,
+    print_jsonl,
     progress,
     relative_time,
     short_id,
+    store_path,
 )
 
 
-@click.command("init")
-@click.pass_context
-def init_cmd(ctx: click.Context) -> None:
-    """Create the session store (default: .sessions at the git top level)."""
+def init(path: str | None) -> int:
+    """`session init`: create the store at `path` (default root), or say it already is one; exit 0."""
     try:
-        existing = open_store(ctx, create=False)
+        existing = SessionStore.open(path, create=False)
     except NotAStoreError:  # not a store yet; a path that cannot become one is refused by the create
         existing = None
     if existing is not None:
         count = plural(len(existing.sessions()), "session")
         click.echo(f"{existing.root} is already a session store ({count})")
-        return
-    store = open_store(ctx, create=True)
+        return 0
+    store = SessionStore.open(path, create=True)
     click.echo(f"Initialized empty session store in {store.root.resolve()}")
+    return 0
+
+
+@click.command("init")
+@click.pass_context
+def init_cmd(ctx: click.Context) -> int:
+    """Create the session store (default: .sessions at the git top level).
+
+    \b
+    Example:  session init && session import --example
+    """
+    return init(store_path(ctx))
 
 
 def gauge_cell(reading: Gauge, paint: Painter) -> str:
@@ -65,39 +80,58 @@ def _infos(store: SessionStore) -> tuple[list[SessionInfo], dict[str, str]]:
     return infos, damaged
 
 
-@click.command("list")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per session, per line.")
-@click.pass_context
-def list_cmd(ctx: click.Context, as_json: bool) -> None:
-    """List sessions: messages, context, checkpoints and when each last changed."""
-    store = open_store(ctx)
+NAME_WIDTH = 36
+"""Widest name column of `session list` (a uuid); a longer name is cut with `…` (see `show NAME`)."""
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def list_records(store: SessionStore) -> list[dict[str, Any]]:
+    """`session list --json`: one object per session (schema in docs/cli.md)."""
     infos, damaged = _infos(store)
     readings = commit_gauges([info.head for info in infos], store.settings)
-    if as_json:
-        for info, reading in zip(infos, readings, strict=True):
-            head = info.head
-            record = {
-                "name": info.name,
-                "messages": info.count,
-                "tokens": info.tokens,
-                "percent": reading.percent,
-                "window": reading.window,
-                "checkpoints": info.checkpoints,
-                "head": head.id if head else None,
-                "seq": head.seq if head else 0,
-                "time": head.time if head else None,
-            }
-            click.echo(orjson.dumps(record).decode())
-        for name, error in damaged.items():
-            click.echo(orjson.dumps({"name": name, "error": error}).decode())
-        return
+    out: list[dict[str, Any]] = []
+    for info, reading in zip(infos, readings, strict=True):
+        head = info.head
+        out.append({
+            "name": info.name, "title": title(store, info.name), "messages": info.count,
+            "tokens": info.tokens, "percent": reading.percent, "window": reading.window,
+            "checkpoints": info.checkpoints, "head": head.id if head else None,
+            "seq": head.seq if head else 0, "time": head.time if head else None,
+            "conversation": conversation_json(head),
+        })  # fmt: skip
+    out.extend({"name": name, "error": error} for name, error in damaged.items())
+    return out
+
+
+def _label(info: SessionInfo, store: SessionStore) -> str:
+    """The title column: a conversation's id and scope, else the session's title."""
+    record = conversation_of(info.head)
+    if record is not None:
+        scope = f" [{record['scope']}]" if record.get("scope") else ""
+        return f"conversation {_cut(str(record.get('conversation_id')), 40)}{scope}"
+    return title(store, info.name)
+
+
+def list_sessions(store: SessionStore, *, fmt: str | None = None) -> int:
+    """`session list`: every session with its size, gauge, checkpoints, age and title; exit 0."""
+    if fmt == "json":
+        print_json(list_records(store))
+        return 0
+    if fmt == "jsonl":
+        print_jsonl(list_records(store))
+        return 0
+    infos, damaged = _infos(store)
     if not infos and not damaged:
         click.echo("no sessions yet: `session import FILE` brings one in", err=True)
-        return
+        return 0
+    readings = commit_gauges([info.head for info in infos], store.settings)
     paint = painter()
     rows = [
         (
-            info.name,
+            _cut(info.name, NAME_WIDTH),
             plural(info.count, "msg"),
             f"{reading.glyph} {reading.percent}%",
             plural(info.checkpoints, "checkpoint") if info.checkpoints else "",
@@ -115,27 +149,43 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
             *([ckpts.ljust(widths[3])] if widths[3] else []),  # no empty column when none has any
             when.ljust(widths[4]),
             paint(short_id(info.head.id if info.head else None), fg="yellow"),
+            paint(_label(info, store), dim=True),
         ]
         lines.append(("  " + "  ".join(cells)).rstrip())
     for name, why in damaged.items():
-        label = paint(name.ljust(widths[0]), bold=True)
+        label = paint(_cut(name, NAME_WIDTH).ljust(widths[0]), bold=True)
         if "git merge conflict" in why:  # MergeConflictError: two clones appended to this session
             lines.append(f"  {label}  {paint('merge conflict', fg='red')}: `session fsck --repair` splits it")
         else:
             lines.append(f"  {label}  {paint('damaged', fg='red')}: run `session fsck`")
     emit(lines)
+    return 0
 
 
-@click.command("fsck")
-@click.option("--repair", is_flag=True, help="Cut torn log tails and recreate missing checkpoint refs.")
+@click.command("list")
+@json_options(stream=True)
 @click.pass_context
-def fsck_cmd(ctx: click.Context, repair: bool) -> None:
-    """Verify every log, blob and checkpoint ref; exit 1 while problems remain."""
+def list_cmd(ctx: click.Context, fmt: str | None) -> int:
+    """List sessions: messages, context, checkpoints, when each last changed, and its title.
+
+    \b
+    Example:  session list --json | jq '.[] | select(.percent > 60) | .name'
+    """
+    return list_sessions(open_store(ctx), fmt=fmt)
+
+
+def fsck(store: SessionStore, *, repair: bool = False, fmt: str | None = None) -> int:
+    """`session fsck`: exit 0 when the store is sound, 1 while problems remain."""
     from ..porcelain import maintenance
 
-    store = open_store(ctx)
     with progress("checking sessions") as bar:
         report = maintenance.fsck(store, repair=repair, progress=bar)
+    if fmt == "json":
+        print_json({
+            "ok": report.ok, "sessions": report.sessions, "commits": report.commits,
+            "objects": report.objects, "problems": report.problems, "repaired": report.repaired,
+        })  # fmt: skip
+        return 0 if report.ok else 1
     paint = painter()
     for line in report.repaired:
         click.echo(f"{paint('repaired', fg='green')}: {line}")
@@ -147,10 +197,59 @@ def fsck_cmd(ctx: click.Context, repair: bool) -> None:
     )
     if report.ok:
         click.echo(f"{summary}: ok")
-        return
+        return 0
     fix = "" if repair else "; `session fsck --repair` fixes what is derivable"
     click.echo(f"{summary}: {plural(len(report.problems), 'problem')}{fix}", err=True)
-    sys.exit(1)
+    return 1
+
+
+@click.command("fsck")
+@click.option("--repair", is_flag=True, help="Cut torn log tails and recreate missing checkpoint refs.")
+@json_options(stream=False)
+@click.pass_context
+def fsck_cmd(ctx: click.Context, repair: bool, fmt: str | None) -> int:
+    """Verify every log, blob and checkpoint ref; exit 1 while problems remain.
+
+    \b
+    Example:  session fsck --repair
+    """
+    return fsck(open_store(ctx), repair=repair, fmt=fmt)
+
+
+def gc(
+    store: SessionStore,
+    *,
+    grace_days: float = 14.0,
+    dry_run: bool = False,
+    include_committed: bool = False,
+    fmt: str | None = None,
+) -> int:
+    """`session gc`: delete unreachable blobs older than `grace_days`; exit 0."""
+    from ..porcelain import maintenance
+
+    with progress("collecting garbage") as bar:
+        report = maintenance.gc(
+            store, grace_days=grace_days, dry_run=dry_run, include_committed=include_committed, progress=bar
+        )
+    if fmt == "json":
+        print_json({
+            "dry_run": dry_run, "grace_days": grace_days, "removed": report.removed,
+            "freed_bytes": report.freed_bytes, "kept_young": report.kept_young,
+            "kept_committed": report.kept_committed, "reachable": report.reachable,
+        })  # fmt: skip
+        return 0
+    verb = "would remove" if dry_run else "removed"
+    committed = (
+        f", {number(report.kept_committed)} unreachable that git tracks (--include-committed removes them)"
+        if report.kept_committed
+        else ""
+    )
+    click.echo(
+        f"{verb} {plural(len(report.removed), 'unreachable object')} ({number(report.freed_bytes)} bytes); "
+        f"kept {number(report.kept_young)} younger than {grace_days:g} days{committed} and "
+        f"{number(report.reachable)} reachable"
+    )
+    return 0
 
 
 @click.command("gc")
@@ -168,26 +267,18 @@ def fsck_cmd(ctx: click.Context, repair: bool) -> None:
     is_flag=True,
     help="Also remove unreachable blobs git tracks (another clone may need them).",
 )
+@json_options(stream=False)
 @click.pass_context
-def gc_cmd(ctx: click.Context, grace_days: float, dry_run: bool, include_committed: bool) -> None:
-    """Delete blobs no session reaches that are older than the grace period."""
-    from ..porcelain import maintenance
+def gc_cmd(
+    ctx: click.Context, grace_days: float, dry_run: bool, include_committed: bool, fmt: str | None
+) -> int:
+    """Delete blobs no session reaches that are older than the grace period.
 
-    store = open_store(ctx)
-    with progress("collecting garbage") as bar:
-        report = maintenance.gc(
-            store, grace_days=grace_days, dry_run=dry_run, include_committed=include_committed, progress=bar
-        )
-    verb = "would remove" if dry_run else "removed"
-    committed = (
-        f", {number(report.kept_committed)} unreachable that git tracks (--include-committed removes them)"
-        if report.kept_committed
-        else ""
-    )
-    click.echo(
-        f"{verb} {plural(len(report.removed), 'unreachable object')} ({number(report.freed_bytes)} bytes); "
-        f"kept {number(report.kept_young)} younger than {grace_days:g} days{committed} and "
-        f"{number(report.reachable)} reachable"
+    \b
+    Example:  session gc --grace 0 --dry-run
+    """
+    return gc(
+        open_store(ctx), grace_days=grace_days, dry_run=dry_run, include_committed=include_committed, fmt=fmt
     )
 
 

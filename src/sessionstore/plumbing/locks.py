@@ -13,6 +13,11 @@ is held, and gc takes it exclusive (`gc_exclusive`) while it reads the logs and 
 `locks/.gc-turn.lock`, keeps a stream of overlapping writers from starving gc: writers pass it shared
 on their way in, gc holds it exclusive, so once gc is waiting no new writer enters and the ones inside
 finish. Both sides give up after the lock timeout with `LockTimeout`.
+
+Who holds a lock: after acquiring, a writer records itself in `locks/<name>.holder` (pid, program,
+time; not synced: it is a hint, not data). A writer that finds the lock taken reads it and, before it
+waits, tells `on_wait` (the CLI prints it on stderr), so a wait of up to `lock_timeout_s` is never
+silent, and a `LockTimeout` names the holder too.
 """
 
 from __future__ import annotations
@@ -21,9 +26,10 @@ import errno
 import fcntl
 import os
 import stat
+import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -42,6 +48,37 @@ GC_TURNSTILE = ".gc-turn"
 _RESERVED = frozenset({STORE_LOCK, MEMORY_LOCK, GC_LOCK, GC_TURNSTILE})
 _held = threading.local()
 """Per thread: how many `store_writes` holds are open (nested session locks take the gc lock once)."""
+
+on_wait: Callable[[str], None] | None = None
+"""Called with one line (what is locked, by whom, how long it will wait) before a writer waits."""
+
+
+def holder(locks_dir: Path, name: str) -> str:
+    """Who last took lock `name`, as `pid 123 (session compact x) since 09:41:02 UTC`, or a plain
+    'another process' when that is unknown or that process has exited."""
+    try:
+        pid_text, since, program = (locks_dir / f"{name}.holder").read_text("utf-8").split(" ", 2)
+        pid = int(pid_text)
+        os.kill(pid, 0)
+    except PermissionError:  # alive, another user's
+        pass
+    except (OSError, ValueError):
+        return "another process"
+    return f"pid {pid} ({program.strip()}) since {since} UTC"
+
+
+def _record_holder(locks_dir: Path, name: str) -> None:
+    program = " ".join([os.path.basename(sys.argv[0] or "python"), *sys.argv[1:3]])[:80] if sys.argv else "?"
+    since = time.strftime("%H:%M:%S", time.gmtime())
+    try:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+        fd = os.open(locks_dir / f"{name}.holder", flags, 0o666)
+    except OSError:
+        return  # a hint only: never fail a write over it
+    try:
+        os.write(fd, f"{os.getpid()} {since} {program}\n".encode("utf-8", "replace"))
+    finally:
+        os.close(fd)
 
 
 def _refuse_symlink(path: Path) -> None:
@@ -70,13 +107,18 @@ def locked(locks_dir: Path, name: str, timeout: float, *, what: str | None = Non
     path = locks_dir / f"{name}.lock"
     _refuse_symlink(path)
     lock = FileLock(path, timeout=timeout, is_singleton=False, thread_local=False)
+    label = what or f"session {name!r}"
     try:
-        lock.acquire()
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            if on_wait is not None and timeout > 0:
+                on_wait(f"{label} is locked by {holder(locks_dir, name)}: waiting up to {timeout:g}s")
+            lock.acquire()
     except Timeout:
-        label = what or f"session {name!r}"
         raise LockTimeout(
-            f"{label} is locked by another writer (waited {timeout:g}s): retry when it finishes, or raise "
-            "lock_timeout_s"
+            f"{label} is locked by {holder(locks_dir, name)} (waited {timeout:g}s): retry when it finishes, "
+            "or raise lock_timeout_s"
         ) from None
     except OSError as err:  # a read-only store, or a locks/ directory that is gone
         raise SessionStoreError(
@@ -85,6 +127,7 @@ def locked(locks_dir: Path, name: str, timeout: float, *, what: str | None = Non
         ) from None
     try:
         _refuse_symlink(path)  # swapped for a link between the check and the open: give up
+        _record_holder(locks_dir, name)
         if name in _RESERVED:
             yield
         else:

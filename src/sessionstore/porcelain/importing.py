@@ -26,14 +26,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from ..errors import ImportFormatError, SessionStoreError
+from ..errors import ImportFormatError, SessionStoreError, StaleSessionError
 from ..plumbing.codec import UnreadableMessages
 from ..plumbing.names import check_name
+from .reimport import step_time
 from .session import Session
 from .staging import publish, remove_leftover_import, remove_staging, staging_store
 
 if TYPE_CHECKING:
-    from ..formats.transcripts import ImportedTranscript
+    from ..formats.transcripts import ImportedStep, ImportedTranscript
     from .layout import StoreLayout as SessionStore
 
 Progress = Callable[[int, int], None]
@@ -72,7 +73,9 @@ def import_transcript(
                         if step.kind == "compaction":
                             session.commit_checkpoint(step.messages, tier=2, extra={"source": "import"})
                         else:
-                            session.commit_turn(step.messages, usage=step.usage, kind="import")
+                            session.commit_turn(
+                                step.messages, usage=step.usage, kind="import", time=step_time(step)
+                            )
                     except UnreadableMessages as err:
                         raise ImportFormatError(
                             f"{transcript.source}: {step.kind} {done} of {total} cannot be stored: {err} "
@@ -87,6 +90,26 @@ def import_transcript(
             raise
         remove_staging(staging.root)
     return store.session(name)
+
+
+def append_steps(
+    store: SessionStore, name: str, steps: list[ImportedStep], head: str, *, progress: Progress | None = None
+) -> Session:
+    """Append `steps` to the imported session `name` whose head is `head` (porcelain/reimport.py
+    decides which steps are new); `StaleSessionError` if the session moved since. Not all or
+    nothing: each step is one acknowledged commit, and a failure keeps the steps before it."""
+    with store.lock(name):
+        session = Session(store, name)
+        if session.head is None or session.head.id != head:
+            raise StaleSessionError(f"session {name!r} changed while it was compared: import again")
+        for done, step in enumerate(steps, start=1):
+            if step.kind == "compaction":
+                session.commit_checkpoint(step.messages, tier=2, extra={"source": "import"})
+            else:
+                session.commit_turn(step.messages, usage=step.usage, kind="import", time=step_time(step))
+            if progress:
+                progress(done, len(steps))
+    return session
 
 
 @contextmanager

@@ -1,0 +1,282 @@
+"""`session rm`, `rm --undo`, `rename` and titles: what a session is called, over the store's public API.
+
+Beside DESIGN §2's layout this module keeps two directories of its own:
+
+- `titles/<name>`: a title set by `session rename --title` (one UTF-8 line). Without one, a
+  session's title is derived from its first real user request (`derived_title`), read from its first
+  blob with orjson, never pydantic-ai: `session list` shows it.
+- `trash/<name>.<utc stamp>/`: what `rm` took away, as git's reflog keeps a deleted branch: `log.jsonl`,
+  its checkpoint refs (`refs/`) and its `title`. The blobs stay where they are; no log reaches them
+  any more, so `session gc` removes them once older than its grace period. `rm --undo NAME` puts the
+  newest trash entry back while every blob it needs is still there.
+
+Atomicity. Moving the log file is the commit point of each operation (one `rename(2)`, directory
+fsynced): before it, the session is where it was; after it, where it goes. Refs and title follow
+under the same locks. A crash between the two leaves either a session without its refs, which
+`session fsck --repair` recreates from the log (refs are derivable), or refs without a log, which no
+reader sees and the next import or rename of that name clears. `rename` holds both sessions' locks
+(in name order, so two renames cannot deadlock); `rm` holds the session's.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import orjson
+
+from ..errors import SessionStoreError
+from ..plumbing.fsutil import atomic_replace, fsync_dir
+from ..plumbing.names import check_name
+from .lookup import conversation_of
+from .search import part_texts
+
+if TYPE_CHECKING:
+    from .layout import StoreLayout as SessionStore
+
+TITLE_CHARS = 60
+"""Longest derived title; a longer request is cut at a word and marked with `…`."""
+STAMP = "%Y%m%dT%H%M%S%fZ"
+"""A trash entry's UTC time (no dot in it: the entry is `<name>.<stamp>` and names may hold dots)."""
+_FIRST_BLOB_BYTES = 1 << 16
+"""How much of a session's first blob `derived_title` reads: the first request is near its start."""
+_NOT_A_REQUEST = re.compile(
+    r"^\s*(<(command-|local-command|system-reminder|user-prompt-submit-hook|environment_context)"
+    r"|<user_instructions>|Caveat:|# Conversation summary|\[Request interrupted)"
+)
+"""User-prompt text that is the harness talking, not the person (Claude Code and Codex wrappers)."""
+_SLASH = re.compile(r"<command-name>(?P<name>[^<]*)</command-name>")
+_ARGS = re.compile(r"<command-args>(?P<args>[^<]*)</command-args>")
+_HOUSEKEEPING = frozenset({"/clear", "/compact", "/model", "/exit", "/help", "/login", "/logout", "/resume"})
+_CODEX_REQUEST = "## My request for Codex:"
+_TITLE_COMMITS = 8
+"""Commits `derived_title` looks through for the first real request."""
+
+
+def _titles(store: SessionStore) -> Path:
+    return store.root / "titles"
+
+
+def _trash(store: SessionStore) -> Path:
+    return store.root / "trash"
+
+
+# --- titles -----------------------------------------------------------------------------------------
+
+
+def shorten_title(text: str, limit: int = TITLE_CHARS) -> str:
+    """One line of at most `limit` characters, cut at a word boundary with `…`."""
+    line = " ".join(text.split())
+    if len(line) <= limit:
+        return line
+    cut = line[: limit - 1]
+    if " " in cut[limit // 2 :]:
+        cut = cut[: cut.rindex(" ")]
+    return cut.rstrip(" ,.;:") + "…"
+
+
+def request_text(text: str) -> str | None:
+    """What the person asked in one user prompt, or None when it is the harness talking.
+
+    Claude Code wraps slash commands (`<command-name>/fix</command-name>`: the command is the request,
+    unless it is a housekeeping one like /clear) and local output; Codex prefixes attached files and
+    puts the request after `## My request for Codex:`."""
+    if (m := _SLASH.search(text)) is not None:
+        command = m["name"].strip()
+        args = _ARGS.search(text)
+        if command in _HOUSEKEEPING:
+            return None
+        return f"{command} {args['args'].strip()}".strip() if args else command
+    if (cut := text.find(_CODEX_REQUEST)) >= 0:
+        text = text[cut + len(_CODEX_REQUEST) :]
+    if not text.strip() or _NOT_A_REQUEST.match(text):
+        return None
+    return text
+
+
+def derived_title(store: SessionStore, name: str) -> str:
+    """The first real user request of session `name` (in its first few commits), shortened; ''
+    when there is none. Reads log lines and blob heads with orjson only."""
+    try:
+        with open(store.log(name).path, "rb") as f:
+            heads = [f.readline() for _ in range(_TITLE_COMMITS)]
+    except FileNotFoundError:
+        return ""
+    for first in heads:
+        try:
+            commit = orjson.loads(first)
+        except orjson.JSONDecodeError:
+            return ""  # the end of the log (or a torn line)
+        blobs = [commit["blob"]] if commit.get("blob") else list(commit.get("blobs") or [])
+        for blob in blobs[:2]:
+            try:
+                with open(store.objects.path(blob), "rb") as f:
+                    data = f.read(_FIRST_BLOB_BYTES)
+            except (OSError, SessionStoreError):
+                return ""
+            for line in data.split(b"\n"):
+                try:
+                    message = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    continue  # the cut last line of a large blob, or an empty one
+                for part in part_texts(message) if isinstance(message, dict) else ():
+                    if part.kind == "user-prompt" and (text := request_text(part.text)):
+                        return shorten_title(text)
+    return ""
+
+
+def title(store: SessionStore, name: str) -> str:
+    """The title `session list` shows: the one set with `set_title`, else `derived_title`."""
+    try:
+        return (_titles(store) / check_name(name)).read_text("utf-8").strip()
+    except (FileNotFoundError, UnicodeDecodeError):
+        return derived_title(store, name)
+
+
+def set_title(store: SessionStore, name: str, text: str | None) -> None:
+    """Set (or, with None or '', clear) the title of existing session `name`; durable."""
+    _existing(store, name)
+    path = _titles(store) / name
+    clean = " ".join((text or "").split())
+    with store.lock(name):
+        if not clean:
+            if path.exists():
+                path.unlink()
+                fsync_dir(path.parent)
+            return
+        if not path.parent.is_dir():
+            path.parent.mkdir(exist_ok=True)
+            fsync_dir(store.root)
+        atomic_replace(path, (clean + "\n").encode())
+
+
+# --- rm and undo ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Removed:
+    """A trash entry: which session, when it was removed, and where it waits."""
+
+    name: str
+    when: str
+    path: Path
+
+
+def _existing(store: SessionStore, name: str) -> None:
+    store.require(check_name(name))  # the store's unknown-session error, with its suggestions
+
+
+def _move(src: Path, dst: Path) -> bool:
+    """Rename `src` to `dst` if `src` exists, then fsync both directories; True if it moved."""
+    try:
+        os.rename(src, dst)
+    except FileNotFoundError:
+        return False
+    fsync_dir(dst.parent)
+    if src.parent != dst.parent:
+        fsync_dir(src.parent)
+    return True
+
+
+def remove(store: SessionStore, name: str) -> Removed:
+    """Move session `name`'s log, checkpoint refs and title to the trash (see the module docstring)."""
+    _existing(store, name)
+    stamp = datetime.now(UTC).strftime(STAMP)
+    entry = _trash(store) / f"{name}.{stamp}"
+    with store.lock(name):
+        _existing(store, name)
+        entry.mkdir(parents=True)
+        fsync_dir(entry.parent)
+        _move(store.log(name).path, entry / "log.jsonl")  # the commit point: the session is gone
+        _move(store.refs.dir / name, entry / "refs")
+        _move(_titles(store) / name, entry / "title")
+    return Removed(name, stamp, entry)
+
+
+def removed(store: SessionStore, name: str | None = None) -> list[Removed]:
+    """Trash entries (of `name`, or all), oldest first."""
+    try:
+        entries = os.listdir(_trash(store))
+    except FileNotFoundError:
+        return []
+    out = []
+    for entry in entries:
+        base, _, stamp = entry.rpartition(".")
+        if base and not entry.startswith(".") and stamp.endswith("Z") and (name is None or base == name):
+            out.append(Removed(base, stamp, _trash(store) / entry))
+    return sorted(out, key=lambda r: (r.name, r.when))
+
+
+def _missing_blobs(store: SessionStore, log_path: Path) -> int:
+    missing = 0
+    seen: set[str] = set()
+    for line in log_path.read_bytes().splitlines():
+        try:
+            commit = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        for blob in ([commit["blob"]] if commit.get("blob") else []) + list(commit.get("blobs") or []):
+            if blob not in seen:
+                seen.add(blob)
+                missing += not store.objects.exists(blob)
+    return missing
+
+
+def undo_remove(store: SessionStore, name: str) -> Removed:
+    """Put back the newest trash entry of `name`; refused if a session has that name again or if gc
+    has already removed blobs it needs (nothing changes then)."""
+    check_name(name)
+    entries = removed(store, name)
+    if not entries:
+        raise SessionStoreError(f"no removed session {name!r} to restore: `session rm --list` shows them")
+    entry = entries[-1]
+    with store.lock(name):
+        if store.exists(name):
+            raise SessionStoreError(
+                f"session {name!r} exists again: rename it first (`session rename {name} NEW`), then undo"
+            )
+        if missing := _missing_blobs(store, entry.path / "log.jsonl"):
+            raise SessionStoreError(
+                f"cannot restore {name!r}: `session gc` has removed {missing} of its blobs since it was "
+                f"removed; its log stays in {entry.path}"
+            )
+        _move(store.refs.dir / name, _trash(store) / f".stale-refs-{name}.{entry.when}")  # orphan refs
+        _move(entry.path / "refs", store.refs.dir / name)
+        _move(entry.path / "title", _titles(store) / name)
+        _move(entry.path / "log.jsonl", store.log(name).path)  # the commit point: the session is back
+        entry.path.rmdir()
+        fsync_dir(entry.path.parent)
+    return entry
+
+
+# --- rename ---------------------------------------------------------------------------------------------
+
+
+def rename(store: SessionStore, old: str, new: str) -> None:
+    """Rename session `old` to `new`, with its checkpoint refs and title (both locks held)."""
+    _existing(store, old)
+    check_name(new)
+    if old == new:
+        raise SessionStoreError(f"session {old!r} already has that name: nothing to do")
+    if conversation_of(store.log(old).head()) is not None:
+        raise SessionStoreError(
+            f"session {old!r} holds a FileConversationStore conversation, whose session name comes from "
+            "its id: rename it through that store (fork it to a new id), not here"
+        )
+    first, second = sorted((old, new))
+    with store.lock(first), store.lock(second):
+        _existing(store, old)
+        if store.exists(new):
+            raise SessionStoreError(f"session {new!r} already exists: choose another name (nothing changed)")
+        stale = store.refs.dir / new
+        if stale.exists():  # refs a crash left without their log: never valid, keep them aside
+            stamp = datetime.now(UTC).strftime(STAMP)
+            _trash(store).mkdir(exist_ok=True)
+            _move(stale, _trash(store) / f".stale-refs-{new}.{stamp}")
+        _move(store.log(old).path, store.log(new).path)  # the commit point
+        _move(store.refs.dir / old, store.refs.dir / new)
+        _move(_titles(store) / old, _titles(store) / new)

@@ -1,0 +1,133 @@
+"""porcelain/naming.py: rm (reversible until gc), rename (atomic, both locks, refs move), titles."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from pydantic_ai.messages import ModelRequest, UserPromptPart
+
+from helpers.cli import snapshot
+from helpers.messages import tagged_turn
+from helpers.procs import spawn
+from sessionstore.accounting.settings import Settings
+from sessionstore.errors import LockTimeout, SessionStoreError, UnknownRevision
+from sessionstore.porcelain import naming
+from sessionstore.porcelain.store import SessionStore
+
+
+def _prompt(text: str) -> list:
+    return [ModelRequest(parts=[UserPromptPart(text)]), *tagged_turn(0, 0)[1:]]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SessionStore:
+    store = SessionStore.open(tmp_path / "store", settings=Settings(lock_timeout_s=0.2))
+    session = store.session("fix-auth")
+    session.append(_prompt("Add a 30 s leeway to verify_token and a test for the expired-token path"))
+    summary = [ModelRequest(parts=[UserPromptPart("# Conversation summary\n## Goal\nleeway")])]
+    with store.lock("fix-auth"):
+        session.commit_checkpoint(summary, tier=2)
+    session.append(tagged_turn(0, 1), compact=False)
+    store.session("other").append(tagged_turn(1, 1), compact=False)
+    return store
+
+
+def test_rm_then_undo_gives_back_every_byte(store: SessionStore) -> None:
+    before = snapshot(store.root)
+    entry = naming.remove(store, "fix-auth")
+    assert not store.exists("fix-auth") and store.sessions() == ["other"]
+    assert not (store.refs.dir / "fix-auth").exists() and store.fsck().ok
+    assert [e.name for e in naming.removed(store)] == ["fix-auth"] and entry.path.is_dir()
+    naming.undo_remove(store, "fix-auth")
+    after = {k: v for k, v in snapshot(store.root).items() if not k.startswith("trash")}
+    assert after == before and store.fsck().ok
+    assert store.resolve("checkpoints/fix-auth/1").kind == "compaction"
+    with pytest.raises(SessionStoreError, match="no removed session 'fix-auth'"):
+        naming.undo_remove(store, "fix-auth")
+
+
+def test_rm_leaves_blobs_to_gc_and_undo_refuses_once_gc_took_them(store: SessionStore) -> None:
+    naming.remove(store, "fix-auth")
+    kept = store.gc(grace_days=14)
+    assert kept.removed == [] and kept.kept_young > 0  # unreachable now, but young: still there
+    naming.undo_remove(store, "fix-auth")
+    naming.remove(store, "fix-auth")
+    assert store.gc(grace_days=0).removed  # gc ran: the blobs only this session reached are gone
+    with pytest.raises(SessionStoreError, match=r"`session gc` has removed \d+ of its blobs"):
+        naming.undo_remove(store, "fix-auth")
+    assert not store.exists("fix-auth")
+
+
+def test_undo_refuses_when_the_name_is_taken_again(store: SessionStore) -> None:
+    naming.remove(store, "other")
+    store.session("other").append(tagged_turn(2, 2), compact=False)
+    with pytest.raises(SessionStoreError, match="exists again: rename it first"):
+        naming.undo_remove(store, "other")
+
+
+def test_rename_moves_the_log_refs_and_title(store: SessionStore) -> None:
+    naming.set_title(store, "fix-auth", "the auth work")
+    head = store.log("fix-auth").head()
+    naming.rename(store, "fix-auth", "auth")
+    assert store.sessions() == ["auth", "other"] and store.log("auth").head().id == head.id
+    assert store.resolve("checkpoints/auth/1").session == "auth"
+    assert naming.title(store, "auth") == "the auth work" and store.fsck().ok
+    assert store.session("auth").persisted_count == head.count  # replays from the moved checkpoint
+    with pytest.raises(UnknownRevision):
+        store.resolve("fix-auth")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "words"),
+    [
+        ("fix-auth", "other", "'other' already exists"),
+        ("fix-auth", "fix-auth", "already has that name"),
+        ("fix-auth", "../x", "invalid session name"),
+        ("nope", "x", "no session 'nope'"),
+    ],
+)
+def test_refused_renames_change_nothing(store: SessionStore, old: str, new: str, words: str) -> None:
+    before = snapshot(store.root)
+    with pytest.raises(SessionStoreError, match=words):
+        naming.rename(store, old, new)
+    assert snapshot(store.root) == before
+
+
+def test_rename_waits_for_both_locks_held_by_another_process(store: SessionStore) -> None:
+    before = snapshot(store.root)
+    for held in ("fix-auth", "auth"):
+        holder = spawn("hold_lock.py", store.root, held, stdin=subprocess.PIPE)
+        try:
+            assert holder.stdout and holder.stdout.readline().strip() == "locked"
+            with pytest.raises(LockTimeout, match=f"session '{held}' is locked"):
+                naming.rename(store, "fix-auth", "auth")
+        finally:
+            assert holder.stdin
+            holder.stdin.close()
+            holder.wait(timeout=10)
+        assert snapshot(store.root) == before
+
+
+def test_titles_skip_what_the_harness_said() -> None:
+    assert naming.request_text("<command-name>/clear</command-name>") is None
+    assert naming.request_text("Caveat: The messages below were generated by the user") is None
+    slash = "<command-message>x</command-message>\n<command-name>/review</command-name>"
+    slash += "<command-args>pr 7</command-args>"
+    assert naming.request_text(slash) == "/review pr 7"
+    codex = "# Files mentioned by the user:\n\n## a.vtt: /x\n\n## My request for Codex:\nsummarise it\n"
+    assert naming.request_text(codex).strip() == "summarise it"
+    assert naming.shorten_title("word " * 30) == ("word " * 11).strip() + "…"
+    assert len(naming.shorten_title("x" * 200)) == naming.TITLE_CHARS
+
+
+def test_title_is_derived_set_and_cleared(store: SessionStore) -> None:
+    derived = "Add a 30 s leeway to verify_token and a test for the…"
+    assert naming.title(store, "fix-auth") == derived
+    naming.set_title(store, "fix-auth", "  leeway\n work ")
+    assert naming.title(store, "fix-auth") == "leeway work"
+    naming.set_title(store, "fix-auth", "")
+    assert naming.title(store, "fix-auth") == derived
+    with pytest.raises(UnknownRevision):
+        naming.set_title(store, "nope", "x")
