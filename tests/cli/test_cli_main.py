@@ -49,7 +49,7 @@ def test_usage_errors_are_one_line_and_exit_2(args: list[str], expected: str) ->
     assert "--help" in lines[0]
 
 
-NOT_YET = {"chat"}
+NOT_YET: set[str] = set()
 """Commands of modules other helpers own that do not follow the convention yet (cli/chat.py: its help
 has no example and its function returns None); the lead brings them in line."""
 

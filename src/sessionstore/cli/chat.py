@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .output import colour_enabled, fail, is_terminal, plural, short_id, store_path
+from .output import colour_enabled, fail, is_terminal, open_store, plural, short_id
 
 if TYPE_CHECKING:
     from ..porcelain.session import Session
@@ -40,11 +40,14 @@ INSTALL_HINT = "pip install 'sessionstore[chat]'"
     "test (pydantic-ai TestModel) or demo (the scripted coder of `session demo`).",
 )
 @click.pass_context
-def chat_cmd(ctx: click.Context, name: str, model: str) -> None:
+def chat_cmd(ctx: click.Context, name: str, model: str) -> int:
     """Chat with an agent on session NAME (created if new), resuming from its latest checkpoint.
 
     The footer shows the context gauge, the model and the head, refreshed after every request. Slash
     commands: /compact [FOCUS], /gauge, /log [N], /checkout REV, /fork NEW, /help, /exit.
+
+    \b
+    Example:  session chat demo --model test
     """
     interactive = is_terminal(sys.stdin) and is_terminal(sys.stdout)
     if interactive:
@@ -54,23 +57,21 @@ def chat_cmd(ctx: click.Context, name: str, model: str) -> None:
             raise fail(f"session chat on a terminal needs prompt_toolkit: {INSTALL_HINT}") from None
     import pydantic_ai
 
-    from ..accounting.settings import Settings
     from ..plumbing.names import check_name
-    from ..porcelain.store import SessionStore
     from .chat_core import Chat
     from .chat_models import chat_agent
 
     pydantic_ai.BANNER_ENABLED = False  # the chat owns the terminal: the footer says what runs
     check_name(name)
     with chat_agent(model) as chosen:
-        settings = Settings.load(overrides=chosen.settings)
-        store = SessionStore.open(store_path(ctx), create=False, settings=settings)
+        store = open_store(ctx, overrides=chosen.settings)  # the store's own settings, then the model's
         session = store.session(name)
         out = _printer()
         with _notes(out):
             chat = Chat(store, session, chosen.agent, chosen.label, out)
             out(_banner(session, chosen.label, store.root, interactive))
             asyncio.run(_interactive(chat) if interactive else _piped(chat))
+    return 0
 
 
 def _printer() -> Callable[[str], None]:

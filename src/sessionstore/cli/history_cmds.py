@@ -168,6 +168,8 @@ def log(
         return 0
     paint = painter()
     where = targets(store, commits)
+    if any(c.target is not None and c.target not in where for c in newest):  # a target before the tail
+        where = targets(store, store.log(name).scan(since_reset=False)[0])
     lines: list[str] = []
     for i, commit in enumerate(newest):
         before = tokens_before.get(commit.id)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from ..porcelain.pulling import pull
@@ -23,14 +21,13 @@ def _say(outcome: Outcome) -> str:
     return f"{outcome.name}: {outcome.status}{count}"
 
 
-def _report(outcomes: list[Outcome], verb: str) -> None:
+def _report(outcomes: list[Outcome], verb: str) -> int:
     if not outcomes:
         click.echo(f"no sessions to {verb}")
     for outcome in outcomes:
         line = _say(outcome)
         click.echo(f"session: {line}" if outcome.refused else line, err=outcome.refused)
-    if any(o.refused for o in outcomes):
-        sys.exit(2)
+    return 2 if any(o.refused for o in outcomes) else 0
 
 
 @click.command("push")
@@ -38,27 +35,33 @@ def _report(outcomes: list[Outcome], verb: str) -> None:
 @click.argument("names", nargs=-1)
 @click.option("--allow-secrets", is_flag=True, help="Push even what looks like a credential.")
 @click.pass_context
-def push_cmd(ctx: click.Context, remote: str, names: tuple[str, ...], allow_secrets: bool) -> None:
+def push_cmd(ctx: click.Context, remote: str, names: tuple[str, ...], allow_secrets: bool) -> int:
     """Send sessions (default: all) to REMOTE (default: origin) as refs/sessions/NAME.
 
     Never a non-fast-forward: a session the remote moved on is refused with the advice to pull.
     What would be sent is scanned for credentials first; nothing is sent if one is found.
+
+    \b
+    Example:  session push origin fix-auth
     """
     store = open_store(ctx)
-    _report(push(store, remote, names, allow_secrets=allow_secrets), "push")
+    return _report(push(store, remote, names, allow_secrets=allow_secrets), "push")
 
 
 @click.command("pull")
 @click.argument("remote", required=False, default=DEFAULT_REMOTE)
 @click.argument("names", nargs=-1)
 @click.pass_context
-def pull_cmd(ctx: click.Context, remote: str, names: tuple[str, ...]) -> None:
+def pull_cmd(ctx: click.Context, remote: str, names: tuple[str, ...]) -> int:
     """Fetch sessions (default: all) from REMOTE (default: origin) and fast-forward them.
 
     A session that diverged arrives as NAME-REMOTE-<short id>, complete; yours is left as it is.
+
+    \b
+    Example:  session pull origin fix-auth
     """
     store = open_store(ctx, create=True)
-    _report(pull(store, remote, names), "pull")
+    return _report(pull(store, remote, names), "pull")
 
 
 COMMANDS: list[click.Command] = [push_cmd, pull_cmd]
