@@ -25,13 +25,25 @@ from sessionstore.compaction.turns import safe_cuts, select_tail, turn_starts
 from sessionstore.errors import CompactionError
 
 __all__ = [
+    "SUMMARY_SHARE",
     "FullResult",
     "full_compact",
     "full_compact_async",
     "split_point",
+    "summary_budget",
     "summary_message",
     "system_parts",
 ]
+
+
+SUMMARY_SHARE = 10
+"""A summary may take at most 1/SUMMARY_SHARE of the full level: at small windows the setting's
+4,000 tokens would leave too little room for the tail and the next turns."""
+
+
+def summary_budget(settings: Settings, full_level: int) -> int:
+    """Tokens a tier-2 summary may use: `summary_max_tokens`, lowered to a tenth of the full level."""
+    return max(min(settings.summary_max_tokens, full_level // SUMMARY_SHARE), 1)
 
 
 @dataclass(frozen=True)
@@ -104,7 +116,8 @@ def full_compact(
     """
     _check(history, sizes)
     start = split_point(history, sizes, min(settings.keep_recent_tokens, full_level // 2))
-    summary = summarize(history[:start], settings=settings, focus=focus, model=model)
+    budget = summary_budget(settings, full_level)
+    summary = summarize(history[:start], settings=settings, focus=focus, model=model, max_tokens=budget)
     return _result(history, sizes, start, summary)
 
 
@@ -120,5 +133,8 @@ async def full_compact_async(
     """Async twin of `full_compact` (the summary model is awaited, not run on a nested loop)."""
     _check(history, sizes)
     start = split_point(history, sizes, min(settings.keep_recent_tokens, full_level // 2))
-    summary = await summarize_async(history[:start], settings=settings, focus=focus, model=model)
+    budget = summary_budget(settings, full_level)
+    summary = await summarize_async(
+        history[:start], settings=settings, focus=focus, model=model, max_tokens=budget
+    )
     return _result(history, sizes, start, summary)
