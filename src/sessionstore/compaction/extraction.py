@@ -50,11 +50,13 @@ _CONSTRAINT = re.compile(
 _USE_NOT = re.compile(r"\buse\b[^.?!]{1,60}?,?\s+(?:not|never|instead of|rather than|over)\b", re.I)
 _LIMIT = re.compile(
     r"\b(?:cap|caps|capped|budget|limit|limits|limited|max|maximum|min|minimum|quota|threshold|deadline|"
-    r"due|timeout|ceiling|allowance|exceed|no later than|sla|target|freeze)\b",
+    r"due|timeout|ceiling|allowance|exceed|no later than|sla|target|freeze|under|below|above|over|within|"
+    r"less than|more than|fewer than|up to)\b",
     re.I,
 )
 _IMPERATIVE = re.compile(
-    r"^(?:please\s+)?(?:reply|respond|answer|format|keep|address|sign|stick|stay|limit|include|exclude|"
+    r"^(?:(?:please|also|and|then|from now on,?)\s+)*"
+    r"(?:reply|respond|answer|format|keep|address|sign|stick|stay|limit|include|exclude|"
     r"respect|follow|speak|talk|communicate|prefix|wrap|indent|cite|quote|write (?:all|every|each|in|only)|"
     r"name (?:all|every|each)|put (?:all|every|each))\b",
     re.I,
@@ -112,6 +114,7 @@ _PASTED = re.compile(
     r"You are (?:a|an) [\w -]+ (?:agent|assistant)",
     re.M,
 )
+_BULLET_MARK = re.compile(r"^\s*(?:[-*+•>]|\d+[.)]|#+)\s+")
 _ARGUMENTS = re.compile(r"^ARGUMENTS:\s*(.+)", re.M | re.S)
 _IDENT = re.compile(r"`([^`\n]{2,60})`")
 _ERROR = re.compile(r"Traceback \(most recent call last\)|^\s*(?:error|fatal|exception)\b", re.I | re.M)
@@ -194,6 +197,16 @@ def _line(text: str, limit: int = _MAX_SENTENCE) -> str:
     return shorten_chars(" ".join(text.split()), limit, inline=True)
 
 
+def _unbullet(text: str) -> str:
+    """`text` without list markers, its lines joined by '; ': a bullet's text, never "- - item"."""
+    lines = [_BULLET_MARK.sub("", line).strip() for line in text.splitlines()]
+    return "; ".join(line for line in lines if line)
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in (_BULLET_MARK.sub("", s).strip() for s in split_sentences(text)) if s]
+
+
 def _binds(sentence: str, found: list[str]) -> bool:
     """A value bound to a name: by a verb ("is", "runs on", ...) or as `name: value` / `name = value`."""
     if not found:
@@ -228,11 +241,12 @@ def _user(text: str, ex: Extraction) -> None:
         text = args.group(1).strip()
     _scan(text, ex)
     if len(text.split()) >= 3 and not _ACK.match(text):
-        ex.requests.append(_line(text, 500))
+        request = _unbullet(text)
+        ex.requests.append(_line(request, 500))
         if _GOAL.search(text) or not ex.goal:
-            ex.set_goal(_line(text, 600))
+            ex.set_goal(_line(request, 600))
     previous: Item | None = None
-    for sentence in split_sentences(text):
+    for sentence in _sentences(text):
         found = values(sentence)
         kind = _classify_user(sentence, found)
         joins = previous is not None and previous.values and _REFERS_BACK.match(sentence)
@@ -246,7 +260,7 @@ def _user(text: str, ex: Extraction) -> None:
 def _assistant(text: str, ex: Extraction) -> None:
     _scan(text, ex)
     previous: Item | None = None
-    for sentence in split_sentences(text):
+    for sentence in _sentences(text):
         if len(sentence) > _MAX_SENTENCE or sentence.startswith(("|", "```", "#")):
             previous = None
             continue

@@ -104,8 +104,22 @@ def _shown(text: str, limit: int) -> str:
     return shorten_chars(" ".join(text.split()), limit, inline=True)
 
 
+def _scrubber(ex: Extraction):
+    """A function removing superseded sentences from verbatim requests (Goal, In Progress, Next Steps),
+    so a stale value is never presented as current there either."""
+    stale = [i.text for i in ex.superseded() if len(i.text) >= 8]
+
+    def scrub(text: str) -> str:
+        for old in stale:
+            text = text.replace(old, "[superseded: see Critical Context]")
+        return text
+
+    return scrub
+
+
 def _candidates(ex: Extraction, focus: str | None) -> list[_Line]:
     lines: list[_Line] = []
+    scrub = _scrubber(ex)
 
     def put(section: str, items: list[Item], priority: int, prefix: str = "", limit: int = 600) -> None:
         lines.extend(_Line(section, prefix + _shown(i.text, limit), priority, i.order) for i in items)
@@ -116,16 +130,20 @@ def _candidates(ex: Extraction, focus: str | None) -> list[_Line]:
     put("## Constraints & Preferences", ex.current("constraint"), 1)
     user_facts = [i for i in ex.current("fact") if i.source != "assistant"]
     put("## Critical Context", user_facts, 2)
-    recent = dedupe(ex.requests)[-3:]
+    recent = [scrub(r) for r in dedupe(ex.requests)[-3:]]
     new_work = recent if recent else []
-    put_texts("### In Progress", dedupe([*ex.in_progress, *new_work])[-6:], 3, 0)
+    put_texts("### In Progress", dedupe([scrub(t) for t in [*ex.in_progress, *new_work]])[-6:], 3, 0)
     put("### Blocked", ex.current("question")[-5:], 4, _QUESTION, 300)
     put("### Blocked", ex.current("blocked")[-8:], 4, "", 300)
     put("## Critical Context", ex.superseded(), 4, SUPERSEDED, 300)
     put("## Key Decisions", ex.current("decision")[-10:], 5, "", 400)
     put("## Key Decisions", ex.current("conclusion")[-6:], 6, _CONCLUDED, 400)
     put("## Critical Context", [i for i in ex.current("fact") if i.source == "assistant"][-10:], 7, "", 300)
-    steps = [f"Continue from the latest request: {recent[-1]}"] if recent else ex.next_steps[-3:]
+    steps = (
+        [f"Continue from the latest request: {recent[-1]}"]
+        if recent
+        else [scrub(t) for t in ex.next_steps[-3:]]
+    )
     put_texts("## Next Steps", steps, 5, 10_000)
     put("### Done", ex.current("done")[-30:], 8, "", 160)
     if focus:
@@ -160,8 +178,11 @@ def render(ex: Extraction, *, max_tokens: int, focus: str | None = None) -> str:
     Below the cost of the bare skeleton and a shortened goal nothing more can go; the result is then
     that minimum (still a valid skeleton).
     """
-    goal_text = ex.goal or "(no user request in the summarized part)"
-    earlier = [f"- {_EARLIER_GOAL}{_shown(g, 200)}" for g in dedupe(ex.earlier_goals)[-2:] if g != ex.goal]
+    scrub = _scrubber(ex)
+    goal_text = scrub(ex.goal) or "(no user request in the summarized part)"
+    earlier = [
+        f"- {_EARLIER_GOAL}{_shown(scrub(g), 200)}" for g in dedupe(ex.earlier_goals)[-2:] if g != ex.goal
+    ]
     goal = "\n".join([_shown(goal_text, 600), *earlier])
     base = _compose(ex, goal, [])
     while count_text(base) > max_tokens and len(goal) > 40:

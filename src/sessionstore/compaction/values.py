@@ -123,6 +123,9 @@ def subject(sentence: str, found: list[str] | None = None) -> str | None:
     if not found:
         return None
     head = sentence[: sentence.find(found[0])] if found[0] in sentence else sentence
+    clause = re.split(r"[:;,(—]\s", head)[-1]
+    if key_words(clause):
+        head = clause  # "Ship it: the deadline 2027-03-25": the name is in the last clause
     binds = list(_BIND.finditer(head + " "))
     bind = binds[-1] if binds else None
     if bind is not None and key_words(head[: bind.start()]):

@@ -1,4 +1,4 @@
-"""The offline, deterministic summarizer: fills the skeleton by extraction, with no model at all.
+"""BASELINE ONLY (benchmarks/bench_fidelity.py): the extractive summarizer as it was before issue 11.
 
 It is what `model = "extractive"` (the default) uses, so compaction works without an API key. Every line
 comes from the transcript: Goal from the first user request (or the previous summary's Goal, so merged
