@@ -44,7 +44,8 @@ _CONSTRAINT = re.compile(
     r"no more than|no less than|not allowed|forbidden|prohibited|not acceptable|unacceptable|"
     r"under no circumstances|without (?:explicit |prior )?(?:approval|permission|asking|sign-off)|"
     r"stick to|stick with|prefer|prefers|preferred|preference|rather|favou?rite|likes|dislikes|hates|"
-    r"would like|'d like|wants? (?:you|answers|replies|responses|everything)|no longer)\b",
+    r"would like|'d like|wants? (?:you|answers|replies|responses|everything)|no longer|from now on|"
+    r"(?:i|we|they|he|she) (?:like|love|hate|dislike|enjoy)|going forward|by default)\b",
     re.I,
 )
 _USE_NOT = re.compile(r"\buse\b[^.?!]{1,60}?,?\s+(?:not|never|instead of|rather than|over)\b", re.I)
@@ -91,7 +92,8 @@ _BIND = re.compile(
 _GOAL = re.compile(
     r"\b(?:(?:my|our|the|main|overall|new|current|end|real)\s+(?:goal|objective|aim|task|mission)s?\b"
     r"|goal\s*:|objective\s*:|there is a need (?:to|for)|i (?:want|need) (?:you )?to|we (?:want|need) to|"
-    r"help me|i'd like (?:you )?to|my request for)",
+    r"help me|i'd like (?:you )?to|my request for|what (?:i|we) need\b|(?:i'm|i am|we're|we are) trying to|"
+    r"the (?:point|aim|plan) is)",
     re.I,
 )
 _ACK = re.compile(
@@ -116,6 +118,7 @@ _PASTED = re.compile(
 )
 _BULLET_MARK = re.compile(r"^\s*(?:[-*+•>]|\d+[.)]|#+)\s+")
 _ARGUMENTS = re.compile(r"^ARGUMENTS:\s*(.+)", re.M | re.S)
+_BARE = re.compile(r"[\d,.]+|Step \d+|[A-Za-z]+ \d")
 _IDENT = re.compile(r"`([^`\n]{2,60})`")
 _ERROR = re.compile(r"Traceback \(most recent call last\)|^\s*(?:error|fatal|exception)\b", re.I | re.M)
 _KEY_ARGS = ("file_path", "path", "filename", "file", "command", "cmd", "pattern", "url", "query", "name")
@@ -214,6 +217,12 @@ def _binds(sentence: str, found: list[str]) -> bool:
     return bool(_BIND.search(sentence)) or any(re.search(rf"[:=]\s*{re.escape(v)}", sentence) for v in found)
 
 
+def _strong(found: list[str]) -> bool:
+    """A value worth keeping on its own (a quantity, date, version, host, name...), not only a path or
+    a bare number: a user sentence stating one is a fact even without a binding verb."""
+    return any(not is_path(v) and not _BARE.fullmatch(v) for v in found)
+
+
 def _classify_user(sentence: str, found: list[str]) -> str | None:
     if _CONSTRAINT.search(sentence) or _USE_NOT.search(sentence) or _IMPERATIVE.match(sentence):
         return "constraint"
@@ -221,7 +230,7 @@ def _classify_user(sentence: str, found: list[str]) -> str | None:
         return "constraint"
     if sentence.endswith("?"):
         return "question"
-    if _binds(sentence, found):
+    if _binds(sentence, found) or _strong(found):
         return "fact"
     if _DECISION.search(sentence):
         return "decision"
@@ -261,7 +270,7 @@ def _assistant(text: str, ex: Extraction) -> None:
     _scan(text, ex)
     previous: Item | None = None
     for sentence in _sentences(text):
-        if len(sentence) > _MAX_SENTENCE or sentence.startswith(("|", "```", "#")):
+        if len(sentence) > _MAX_SENTENCE or sentence.startswith(("|", "```", "#", '"', "{", "[", "<", "`")):
             previous = None
             continue
         if previous is not None and previous.kind == "decision" and _REASON.match(sentence):

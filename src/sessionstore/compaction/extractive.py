@@ -26,11 +26,13 @@ DEFAULT_MAX_TOKENS = 4000
 MAX_SUMMARY_TOKENS = DEFAULT_MAX_TOKENS
 
 
-def collect(messages: Sequence[ModelMessage]) -> Extraction:
+def collect(messages: Sequence[ModelMessage], later: Sequence[ModelMessage] = ()) -> Extraction:
     """The resolved items of `messages`; a leading summary request is parsed and merged first.
 
-    The LLM path's check (summarizer.py) uses the same function, so both summarizers are held to the
-    same list of what must be kept.
+    `later` is what stays verbatim after them (the tail): it is read only to resolve corrections, so
+    a value the tail corrects is marked superseded in the summary instead of standing as current. The
+    LLM path's check (summarizer.py) uses the same function, so both summarizers are held to the same
+    list of what must be kept.
     """
     body = list(messages)
     ex = Extraction()
@@ -41,11 +43,30 @@ def collect(messages: Sequence[ModelMessage]) -> Extraction:
                 previous.messages = max(previous.messages, 1)  # a foreign summary still stood for something
                 ex = previous
         body = body[1:]
-    return resolve(extract(body, into=ex))
+    extract(body, into=ex)
+    if not later:
+        return resolve(ex)
+    mine = len(ex.items)
+    messages, requests = ex.messages, list(ex.requests)
+    goal, earlier = ex.goal, list(ex.earlier_goals)
+    lists = (list(ex.files), list(ex.commands), list(ex.identifiers), list(ex.pasted))
+    extract(later, into=ex)
+    tail = {id(i) for i in ex.items[mine:]}
+    resolve(ex)
+    ex.items = [i for i in ex.items if id(i) not in tail]
+    ex.messages, ex.requests, ex.goal, ex.earlier_goals = messages, requests, goal, earlier
+    ex.files, ex.commands, ex.identifiers, ex.pasted = lists
+    return ex
 
 
 def summarize_extractive(
-    messages: Sequence[ModelMessage], *, focus: str | None = None, max_tokens: int = DEFAULT_MAX_TOKENS
+    messages: Sequence[ModelMessage],
+    *,
+    focus: str | None = None,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    later: Sequence[ModelMessage] = (),
 ) -> str:
-    """A skeleton summary of `messages` built by extraction, within `max_tokens`; line 2 says so."""
-    return render(collect(messages), max_tokens=max_tokens, focus=focus)
+    """A skeleton summary of `messages` built by extraction, within `max_tokens`; line 2 says so.
+
+    `later` (the verbatim tail) only marks values it corrects as superseded; it is not summarized."""
+    return render(collect(messages, later), max_tokens=max_tokens, focus=focus)

@@ -117,7 +117,9 @@ def full_compact(
     _check(history, sizes)
     start = split_point(history, sizes, min(settings.keep_recent_tokens, full_level // 2))
     budget = summary_budget(settings, full_level)
-    summary = summarize(history[:start], settings=settings, focus=focus, model=model, max_tokens=budget)
+    summary = summarize(
+        history[:start], settings=settings, focus=focus, model=model, max_tokens=budget, later=history[start:]
+    )
     return _result(history, sizes, start, summary)
 
 
@@ -135,6 +137,6 @@ async def full_compact_async(
     start = split_point(history, sizes, min(settings.keep_recent_tokens, full_level // 2))
     budget = summary_budget(settings, full_level)
     summary = await summarize_async(
-        history[:start], settings=settings, focus=focus, model=model, max_tokens=budget
+        history[:start], settings=settings, focus=focus, model=model, max_tokens=budget, later=history[start:]
     )
     return _result(history, sizes, start, summary)

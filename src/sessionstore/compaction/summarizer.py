@@ -130,16 +130,18 @@ def summarize(
     focus: str | None = None,
     model: Model | str | None = None,
     max_tokens: int | None = None,
+    later: Sequence[ModelMessage] = (),
 ) -> str:
     """A validated, checked skeleton summary of `messages` (sync). `model` overrides `settings.model`;
-    `max_tokens` (default `settings.summary_max_tokens`) bounds it."""
+    `max_tokens` (default `settings.summary_max_tokens`) bounds it; `later` (the verbatim tail) is read
+    only so that values it corrects are not required (nor re-added) as current."""
     chosen = _resolve(settings, model)
     limit = max_tokens or settings.summary_max_tokens
     if chosen == EXTRACTIVE:
-        return summarize_extractive(messages, focus=focus, max_tokens=limit)
+        return summarize_extractive(messages, focus=focus, max_tokens=limit, later=later)
     agent = _agent(chosen)
     history: list[ModelMessage] = []
-    items = collect(messages)
+    items = collect(messages, later)
     prompt = build_prompt(messages, focus, items=items, max_tokens=limit)
     problems: list[str] = []
     for _attempt in range(2):
@@ -162,15 +164,16 @@ async def summarize_async(
     focus: str | None = None,
     model: Model | str | None = None,
     max_tokens: int | None = None,
+    later: Sequence[ModelMessage] = (),
 ) -> str:
     """A validated, checked skeleton summary of `messages` (async twin of `summarize`)."""
     chosen = _resolve(settings, model)
     limit = max_tokens or settings.summary_max_tokens
     if chosen == EXTRACTIVE:
-        return summarize_extractive(messages, focus=focus, max_tokens=limit)
+        return summarize_extractive(messages, focus=focus, max_tokens=limit, later=later)
     agent = _agent(chosen)
     history: list[Any] = []
-    items = collect(messages)
+    items = collect(messages, later)
     prompt = build_prompt(messages, focus, items=items, max_tokens=limit)
     problems: list[str] = []
     for _attempt in range(2):

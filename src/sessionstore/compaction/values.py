@@ -68,6 +68,10 @@ _PERSON = re.compile(
     r"responsible|point of contact|poc|ask|ping|escalate to|cc)\b[^.?!]{0,40}?"
     r"\b((?:[A-Z][a-z]+|[A-Z]\.)(?:\s(?:[A-Z][a-z]+|[A-Z]\.|[a-z]{2,3}\s[A-Z][a-z]+)){0,2})\b"
 )
+_PERSON_FIRST = re.compile(
+    r"\b([A-Z][a-z]+ [A-Z][a-z]+) (?:owns|maintains|leads|manages|approves|runs|is responsible|is on call|"
+    r"signs off|reviews)\b"
+)
 _BIND = re.compile(
     r"\s(?:is|are|was|were|=|:|->|→|equals|becomes|become|will be|should be|must be|has to be|set to|"
     r"changed to|moved to|now|lives at|lives in|runs on|runs|uses|at|of|to)\s",
@@ -96,7 +100,7 @@ def values(sentence: str) -> list[str]:
         token = match.group(0).rstrip(".,;:")
         if token and token not in found:
             found.append(token)
-    for match in _PERSON.finditer(sentence):
+    for match in [*_PERSON.finditer(sentence), *_PERSON_FIRST.finditer(sentence)]:
         name = match.group(1)
         if name not in found and name.split()[0].lower() not in _STOP:
             found.append(name)
