@@ -290,12 +290,19 @@ def run(seeds: Sequence[int], tails: Sequence[float] = (0.1, 0.3), rounds: int =
     return {k: sum(v) / len(v) for k, v in table.items()}
 
 
-def real_constraint(trials: int, realdata: Path) -> dict[str, float]:
-    """A constraint planted mid-way through the ~100k-token real transcript, one compaction, 10 % tail."""
+def _real_steps(realdata: Path, name: str) -> list:
     from sessionstore.formats.transcripts import read_transcript
 
-    path = realdata / "claude_code" / "codemie_session-3fe1b6bc.jsonl"
-    steps = read_transcript(path).steps
+    return read_transcript(realdata / name).steps
+
+
+CLAUDE_CODE = "claude_code/codemie_session-3fe1b6bc.jsonl"
+CODEX_ROLLOUT = "codex/rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl"
+
+
+def real_constraint(trials: int, realdata: Path) -> dict[str, float]:
+    """A constraint planted mid-way through the ~100k-token real transcript, one compaction, 10 % tail."""
+    steps = _real_steps(realdata, CLAUDE_CODE)
     result: dict[str, list[bool]] = {}
     for trial in range(trials):
         rng = random.Random(trial)
@@ -309,7 +316,34 @@ def real_constraint(trials: int, realdata: Path) -> dict[str, float]:
     return {k: sum(v) / len(v) for k, v in result.items()}
 
 
-def report(survival: dict, real: dict[str, float] | None, seeds: int) -> str:
+def real_planted(trials: int, realdata: Path) -> dict[tuple[str, str], float]:
+    """Every type planted at random turn boundaries of the real Codex rollout (~124k tokens); two
+    compactions (the second after the rest of the rollout), tail 10 %."""
+    steps = _real_steps(realdata, CODEX_ROLLOUT)
+    result: dict[tuple[str, str], list[bool]] = {}
+    for trial in range(trials):
+        rng = random.Random(1000 + trial)
+        items = plants(rng)
+        cut = len(steps) // 2
+        slots = sorted(rng.randint(0, cut - 1) for _ in items)
+        first: list[ModelMessage] = []
+        k = 0
+        for n, step in enumerate(steps[:cut]):
+            while k < len(items) and slots[k] == n:
+                first += plant_turn(items[k][0])
+                k += 1
+            first += step.messages
+        rest = [m for s in steps[cut:] for m in s.messages]
+        for name, compact in contenders().items():
+            history = compact(compact(first, 0.1) + rest, 0.1)
+            lines = context_lines(history)
+            for plant, which in items:
+                if which != "first":
+                    result.setdefault((name, plant.kind), []).append(survives(plant, lines))
+    return {k: sum(v) / len(v) for k, v in result.items()}
+
+
+def report(survival: dict, real: dict[str, float] | None, seeds: int, planted: dict | None = None) -> str:
     names = list(dict.fromkeys(k[0] for k in survival))
     out = [
         f"{seeds} seeded sessions, 7 planted statements each (6 types), compacted 5 rounds; "
@@ -335,6 +369,17 @@ def report(survival: dict, real: dict[str, float] | None, seeds: int) -> str:
             "",
         ]
         out += [f"- {name}: {share:.0%}" for name, share in real.items()]
+    if planted:
+        out += [
+            "",
+            "every type planted in the first half of the real Codex rollout (~124k tokens), compacted "
+            "twice (tail 10 %):",
+            "",
+            "| contender | " + " | ".join(TYPES) + " |",
+            "|---|" + "---|" * len(TYPES),
+        ]
+        for name in dict.fromkeys(k[0] for k in planted):
+            out.append(f"| {name} | " + " | ".join(f"{planted[(name, t)]:.0%}" for t in TYPES) + " |")
     return "\n".join(out)
 
 
@@ -378,7 +423,8 @@ def main() -> None:
 
     survival = run(range(args.seeds))
     real = real_constraint(args.trials, REALDATA) if REALDATA.is_dir() else None
-    body = report(survival, real, args.seeds)
+    planted = real_planted(args.trials, REALDATA) if REALDATA.is_dir() else None
+    body = report(survival, real, args.seeds, planted)
     lines = goals(survival, real)
     print(body + "\n\n" + "\n".join(lines))
     if not args.no_write:
