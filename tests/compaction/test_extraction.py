@@ -117,3 +117,15 @@ def test_assistant_decisions_with_reasons_and_conclusions() -> None:
     ]
     assert _texts(ex, "conclusion") == ["The root cause is a missing index."]
     assert _texts(ex, "question") == ["Should I also vacuum the table?"]
+
+
+def test_enumerators_are_not_corrections() -> None:
+    """ "request 0: ..." and "request 1: ..." name two requests, not a value corrected from 0 to 1."""
+    ex = resolve(
+        extract(
+            _user("request 0: read module 0, never edit tests", "request 1: read module 1, never edit tests")
+        )
+    )
+    assert ex.superseded() == [] and len(ex.current("constraint")) == 2
+    team = resolve(extract(_user("The team size is 12.", "Update: the team size is now 15.")))
+    assert [i.text for i in team.superseded()] == ["The team size is 12."]

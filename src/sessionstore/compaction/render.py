@@ -179,7 +179,10 @@ def render(ex: Extraction, *, max_tokens: int, focus: str | None = None) -> str:
     that minimum (still a valid skeleton).
     """
     scrub = _scrubber(ex)
-    goal_text = scrub(ex.goal) or "(no user request in the summarized part)"
+    goal_text = scrub(ex.goal)
+    if goal_text.strip(" .;") == "[superseded: see Critical Context]":
+        goal_text = next((r for r in reversed([scrub(r) for r in ex.requests]) if "[superseded" not in r), "")
+    goal_text = goal_text or "(no user request in the summarized part)"
     earlier = [
         f"- {_EARLIER_GOAL}{_shown(scrub(g), 200)}" for g in dedupe(ex.earlier_goals)[-2:] if g != ex.goal
     ]

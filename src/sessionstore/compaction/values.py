@@ -117,16 +117,32 @@ def key_words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if len(w) >= 3 and w not in _STOP]
 
 
+_BARE = re.compile(r"[\d,.]+")
+_BOUND_BEFORE = re.compile(r"(?:\b(?:is|are|was|were|now|to|at|be|of|=)|[:=])\s*$", re.I)
+
+
+def _names_a_value(sentence: str, value: str) -> bool:
+    """Whether `value` can be corrected later: anything but a bare number, which only counts when a
+    binding word puts it there ("the team size is 12"), not as an enumerator ("request 0: ...")."""
+    if not _BARE.fullmatch(value):
+        return True
+    at = sentence.find(value)
+    return at > 0 and bool(_BOUND_BEFORE.search(sentence[:at]))
+
+
 def subject(sentence: str, found: list[str] | None = None) -> str | None:
-    """What the sentence's first value is the value of: up to three content words before the binding.
+    """What the sentence's first correctable value is the value of: up to three content words before
+    the binding.
 
     "Actually the deadline is 2027-01-22" and "deadline 2027-03-25" both give "deadline"; None when no
-    value or no content word precedes it.
+    value, only enumerators ("request 0:"), or no content word precedes it.
     """
     found = values(sentence) if found is None else found
-    if not found:
+    first = next((v for v in found if _names_a_value(sentence, v)), None)
+    if first is None:
         return None
-    head = sentence[: sentence.find(found[0])] if found[0] in sentence else sentence
+    found = [first, *found]
+    head = sentence[: sentence.find(first)] if first in sentence else sentence
     clause = re.split(r"[:;,(—]\s", head)[-1]
     if key_words(clause):
         head = clause  # "Ship it: the deadline 2027-03-25": the name is in the last clause
