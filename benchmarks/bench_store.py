@@ -32,7 +32,7 @@ from sessionstore.accounting.tokens import estimate_messages
 from sessionstore.formats.transcripts import read_transcript
 from sessionstore.plumbing import codec, fsutil, logs, objects
 from sessionstore.plumbing.objects import hash_bytes
-from sessionstore.porcelain import session as session_mod
+from sessionstore.porcelain import writer as writer_mod
 from sessionstore.porcelain.store import SessionStore
 
 TRANSCRIPT = REALDATA / "claude_code" / "codemie_session-3fe1b6bc.jsonl"
@@ -79,11 +79,14 @@ def baseline_append(path: Path, turn: list[ModelMessage], *, tokens: bool) -> No
 
 
 @contextmanager
-def phase_timers(spent: dict[str, float]) -> Iterator[None]:
-    """Attribute append time to its steps by wrapping the functions the real path calls."""
-    targets: list[tuple[Any, str, str]] = [
+def phase_timers(
+    spent: dict[str, float], targets: list[tuple[Any, str, str]] | None = None
+) -> Iterator[None]:
+    """Attribute append time to its steps by wrapping the functions the real path calls
+    (`targets`: (owner, attribute, label); default: the steps of a `Session.append`)."""
+    targets = targets or [
         (codec, "encode", "encode (pydantic dump + orjson)"),
-        (session_mod, "estimate_messages", "token estimate (tiktoken)"),
+        (writer_mod, "estimate_messages", "token estimate (tiktoken)"),
         (objects, "write_temp", "blob file write + fdatasync"),
         (objects, "fsync_dir", "blob directory fsync"),
         (logs, "append_durable", "log line write + fdatasync"),
@@ -226,7 +229,7 @@ def bench_load(store: SessionStore, turns: list[list[ModelMessage]], runs: int) 
     )
     ratio("Session load vs ModelMessagesTypeAdapter.validate_json", best["load"], best["validate"], 1.3)
     commits, _ = store.log("big").scan(since_reset=True)
-    blobs = session_mod._state(commits)[0]
+    blobs = writer_mod.state_of(commits)[0]
     data = [store.objects.read(b) for b in blobs]
     parts = interleaved(
         {
@@ -247,7 +250,7 @@ def bench_load(store: SessionStore, turns: list[list[ModelMessage]], runs: int) 
     session = store.session("big")
     summary = ModelRequest(parts=[UserPromptPart("Summary of the session so far: ...")])
     with store.lock("big"):
-        session._checkpoint_locked([summary, *session.history[-300:]], tier=2)
+        session.commit_checkpoint([summary, *session.history[-300:]], tier=2)
     for k, turn in enumerate(turns[2:4]):
         session.append(copy_turn(turn, 10_000 + k), compact=False)
     tail = session.history

@@ -86,3 +86,151 @@ def test_every_layer_is_checked() -> None:
     """A new top-level package must be given a rank, or this test would silently skip it."""
     packages = {p.name for p in SRC.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     assert packages <= set(RANKS), packages - set(RANKS)
+
+
+# --- no cycles anywhere, and no reach-ins into other modules' private names ---------------------------
+
+
+def _graph() -> dict[str, set[str]]:
+    """Module -> the sessionstore modules it imports (lazy and type-checking imports included)."""
+    names = {_module_name(p) for p in MODULES} | {"sessionstore"}
+    graph: dict[str, set[str]] = {}
+    for path in MODULES:
+        mine = _module_name(path)
+        targets = set()
+        for imported in _imports(path):
+            # `from .pkg import mod` names the module itself; `from .mod import name` names the module
+            while imported and imported not in names:
+                imported = imported.rpartition(".")[0]
+            if imported and imported != mine and imported in names and not _is_package(imported):
+                targets.add(imported)
+        graph[mine] = targets
+    return graph
+
+
+def _is_package(module: str) -> bool:
+    return (SRC.parent / module.replace(".", "/") / "__init__.py").is_file()
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+KNOWN_CYCLES: list[list[str]] = []
+
+
+def test_no_import_cycle_anywhere_even_inside_a_package() -> None:
+    assert [c for c in _cycles(_graph()) if c not in KNOWN_CYCLES] == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    """Positive control: a planted cycle is reported."""
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def _private_reach_ins(source: str) -> list[str]:
+    """`x._name` where `_name` is defined nowhere in this module: a reach into another module's privates."""
+    tree = ast.parse(source)
+    defined: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defined.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            defined.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            defined.add(node.id)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            defined.add(node.target.id)
+        elif isinstance(node, ast.alias):
+            defined.add(node.asname or node.name)
+        elif isinstance(node, ast.arg) or (isinstance(node, ast.keyword) and node.arg):
+            defined.add(node.arg)
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            attr = node.attr
+            if attr.startswith("_") and not attr.startswith("__") and attr not in defined:
+                out.append(f"line {node.lineno}: .{attr}")
+    return out
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: _module_name(p))
+def test_no_module_reaches_into_another_modules_private_names(path: Path) -> None:
+    assert _private_reach_ins(path.read_text()) == []
+
+
+def test_the_private_check_catches_a_reach_in() -> None:
+    """Positive control: reading another object's private name is caught; our own privates are not."""
+    assert _private_reach_ins("def f(session):\n    return session._history\n") == ["line 2: ._history"]
+    own = "class A:\n    def f(self):\n        self._x = 1\n        return self._x\n"
+    assert _private_reach_ins(own) == []
+
+
+# Floors inside porcelain/ (DESIGN §1): a module imports only modules of a lower floor.
+PORCELAIN_FLOORS = {
+    "inputs": 0,
+    "layout": 0,
+    "gauge": 0,
+    "writer": 1,
+    "staging": 1,
+    "splitting": 1,
+    "revisions": 1,
+    "maintenance": 2,
+    "sharing": 1,
+    "search": 1,
+    "naming": 2,
+    "diff": 2,
+    "cascade": 2,
+    "session": 3,
+    "importing": 4,
+    "store": 4,
+}
+
+
+def test_porcelain_modules_import_only_lower_floors() -> None:
+    graph = _graph()
+    problems = []
+    for module, targets in graph.items():
+        parts = module.split(".")
+        if parts[:2] != ["sessionstore", "porcelain"] or len(parts) != 3:
+            continue
+        mine = PORCELAIN_FLOORS.get(parts[2])
+        assert mine is not None, f"{module}: give it a floor in PORCELAIN_FLOORS"
+        for target in targets:
+            tparts = target.split(".")
+            if tparts[:2] == ["sessionstore", "porcelain"] and len(tparts) == 3:
+                theirs = PORCELAIN_FLOORS.get(tparts[2], 99)
+                if theirs >= mine:
+                    problems.append(f"{module} (floor {mine}) imports {target} (floor {theirs})")
+    assert problems == []

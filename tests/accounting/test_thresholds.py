@@ -345,3 +345,35 @@ def test_running_estimate_adds_only_the_new_turn(monkeypatch: pytest.MonkeyPatch
 def test_window_for_recorded_capacity(capacity: int | None, replay: bool, expected: int) -> None:
     settings = Settings(context_window_tokens=1000)
     assert thresholds.window_for_capacity(capacity, settings, replay=replay) == expected
+
+
+def test_unknown_model_warns_once_per_process_naming_the_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    import warnings
+
+    from sessionstore.accounting import thresholds
+
+    monkeypatch.setattr(thresholds, "_warned", set())
+    settings = Settings(context_window_tokens=50_000)
+    for model in ("gpt-5", "nonsense:foo"):
+        with pytest.warns(UserWarning, match="context_window_tokens") as caught:
+            assert resolve_window(model, settings) == 50_000
+        assert len(caught) == 1 and model in str(caught[0].message)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # the second use is silent
+            assert resolve_window(model, settings) == 50_000
+    assert "openai:gpt-5" in str(_warning_for("gpt-5", monkeypatch, settings)), "the fix is named"
+    with warnings.catch_warnings():
+        warnings.simplefilter(
+            "error"
+        )  # known models, the offline summarizer and in-process models never warn
+        for quiet in ("openai:gpt-4o", "extractive", "function:script", "test"):
+            resolve_window(quiet, settings)
+
+
+def _warning_for(model: str, monkeypatch: pytest.MonkeyPatch, settings: Settings) -> str:
+    from sessionstore.accounting import thresholds
+
+    monkeypatch.setattr(thresholds, "_warned", set())
+    with pytest.warns(UserWarning) as caught:
+        resolve_window(model, settings)
+    return str(caught[0].message)

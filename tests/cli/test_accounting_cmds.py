@@ -98,7 +98,7 @@ def test_gauge_honours_threshold_override(store: Path) -> None:
     assert code == 0 and orjson.loads(out)["band"] == "red"
 
 
-def test_gauge_unknown_session(store: Path) -> None:
+def test_gaugeunknown_session(store: Path) -> None:
     code, _, err = run("--store", str(store), "gauge", "dmeo")
     assert code == 2 and "'demo'" in err
 

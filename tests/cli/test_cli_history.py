@@ -47,7 +47,7 @@ def root(tmp_path: Path) -> Path:
         session.append(_turn(i))
     summary = [ModelRequest(parts=[UserPromptPart("# Conversation summary\n## Goal\nauth tests")])]
     with store.lock("fix-auth"):
-        session._checkpoint_locked(summary, tier=2)
+        session.commit_checkpoint(summary, tier=2)
     session.append(_turn(4))
     return root
 

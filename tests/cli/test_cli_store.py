@@ -29,7 +29,7 @@ def filled(root: Path) -> Path:
     beta = store.session("beta")
     beta.append(sample_turns()[0])
     with store.lock("beta"):
-        beta._checkpoint_locked(sample_turns()[1], tier=2)
+        beta.commit_checkpoint(sample_turns()[1], tier=2)
     return root
 
 

@@ -23,7 +23,7 @@ from sessionstore.accounting.tokens import estimate_messages
 from sessionstore.compaction.extractive import EXTRACTIVE_MARKER
 from sessionstore.compaction.full import full_compact, full_compact_async, split_point
 from sessionstore.compaction.skeleton import HEADINGS, section_body, validate_summary
-from sessionstore.compaction.turns import is_summary_request, pairs_intact
+from sessionstore.compaction.turns import Tail, is_summary_request, pairs_intact
 from sessionstore.errors import CompactionError
 
 PAD = "output line\n" * 400  # ~1,600 tokens
@@ -86,11 +86,15 @@ def test_when_everything_fits_the_tail_is_the_last_turn() -> None:
     assert result.messages[1:] == history[-4:]
 
 
-def test_single_turn_cannot_be_compacted() -> None:
+def test_single_turn_is_cut_inside_only_when_it_has_a_tool_step() -> None:
     history = turn(0)
+    result = full_compact(history, estimate_messages(history), settings=Settings(), full_level=100)
+    assert result.messages[1:] == [history[0], history[3]]  # the request verbatim, then the newest step
+    bare = [history[0], history[3]]
     with pytest.raises(CompactionError, match="nothing to compact"):
-        full_compact(history, estimate_messages(history), settings=Settings(), full_level=100)
-    assert split_point(history_of(2), estimate_messages(history_of(2)), 10) == 4
+        full_compact(bare, estimate_messages(bare), settings=Settings(), full_level=100)
+    # the newest turn alone is over 10 tokens: the cut falls inside it, after its tool return
+    assert split_point(history_of(2), estimate_messages(history_of(2)), 10) == Tail(7, request=4)
 
 
 def test_failed_summary_leaves_input_untouched() -> None:

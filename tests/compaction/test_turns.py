@@ -10,6 +10,7 @@ from pydantic_ai.messages import (
     ModelRequest,
     ModelResponse,
     TextPart,
+    ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
@@ -18,12 +19,16 @@ from pydantic_ai.messages import (
 from helpers.agent_histories import agent_histories
 from sessionstore.accounting.tokens import estimate_messages
 from sessionstore.compaction.turns import (
+    Tail,
+    choose_tail,
+    in_turn_cut,
     is_summary_request,
     last_user_request,
     orphans,
     pairs_intact,
     safe_cuts,
     select_tail,
+    step_boundaries,
     turn_starts,
 )
 
@@ -106,3 +111,98 @@ def test_tail_never_splits_pairs_and_keeps_last_request(history: list, budget: i
     earlier = [i for i in starts if i < start]
     if earlier:
         assert sum(sizes[earlier[-1] :]) > budget
+
+
+# --- positional pairing and the in-turn cut (issue 10) ---------------------------------------------
+
+
+def step(i: str, text: str = "ok", thinking: str = "") -> list:
+    lead = [ThinkingPart(thinking)] if thinking else []
+    return [
+        ModelResponse(parts=[*lead, ToolCallPart("bash", {"command": "ls"}, tool_call_id=i)]),
+        ret(i, text),
+    ]
+
+
+def run_turn_with_ids(prompt: str, ids: list[str], text: str = "ok") -> list:
+    out: list = [user(prompt)]
+    for i in ids:
+        out += step(i, text)
+    return [*out, ModelResponse(parts=[TextPart(f"answer to {prompt}")])]
+
+
+def test_reused_ids_pair_within_their_turn() -> None:
+    """FunctionModels restart ids per run: each turn's call_1 pairs with its own return."""
+    history = run_turn_with_ids("a", ["call_1", "call_2"]) + run_turn_with_ids("b", ["call_1", "call_2"])
+    assert pairs_intact(history)
+    safe = safe_cuts(history)
+    assert safe[6] and turn_starts(history) == [0, 6]  # the second turn starts at a safe cut
+    sizes = [10] * len(history)
+    assert select_tail(history, sizes, 60) == 6  # compactable: the first turn can be summarized
+    assert orphans(history[:8] + history[9:]) == {"call_1"}  # a call whose return vanished
+    assert orphans([history[2], *history]) == {"call_1"}  # a return before any call
+
+
+def test_a_long_tool_loop_is_cut_inside_with_its_request_first() -> None:
+    history = [user("q"), *step("1"), *step("2"), *step("3"), ModelResponse(parts=[TextPart("end")])]
+    sizes = [10, 10, 100, 10, 100, 10, 100, 10]
+    assert step_boundaries(history, 0) == [3, 5, 7]
+    tail = choose_tail(history, sizes, 150)  # the turn (350) is over budget; one step fits, two do not
+    assert tail == Tail(5, request=0)
+    assert tail.messages(history) == [history[0], *history[5:]] and tail.sizes(sizes) == [10, 10, 100, 10]
+    assert choose_tail(history, sizes, 20) == Tail(7, request=0)  # forced: the newest step stays
+    assert choose_tail(history, sizes, 1000) == Tail(0)  # everything fits
+    assert in_turn_cut([user("q"), ModelResponse(parts=[TextPart("x")])], [1, 1], 0, 1) is None
+
+
+@st.composite
+def long_loops(draw: st.DrawFn) -> tuple[list, list[int]]:
+    """Earlier turns and one newest turn of many steps, tool-call ids restarting in every turn."""
+    history: list = []
+    sizes: list[int] = []
+    for t in range(draw(st.integers(0, 2)) + 1):
+        history.append(user(f"request {t}"))
+        sizes.append(draw(st.integers(5, 50)))
+        for _ in range(draw(st.integers(0 if t == 0 else 1, 12))):
+            calls = draw(st.integers(1, 3))
+            history.append(
+                ModelResponse(
+                    parts=[
+                        ThinkingPart("hmm"),
+                        *(ToolCallPart("bash", {}, tool_call_id=f"call_{c}") for c in range(calls)),
+                    ]
+                )
+            )
+            history.append(
+                ModelRequest(
+                    parts=[ToolReturnPart("bash", "o", tool_call_id=f"call_{c}") for c in range(calls)]
+                )
+            )
+            sizes += [draw(st.integers(5, 2000)), draw(st.integers(5, 8000))]
+        if draw(st.booleans()):
+            history.append(ModelResponse(parts=[TextPart("done")]))
+            sizes.append(draw(st.integers(5, 500)))
+    return history, sizes
+
+
+@hsettings(max_examples=80, deadline=None)
+@given(long_loops(), st.integers(50, 20_000))
+def test_in_turn_tail_keeps_pairs_request_and_budget(drawn: tuple[list, list[int]], budget: int) -> None:
+    history, sizes = drawn
+    assert pairs_intact(history)
+    tail = choose_tail(history, sizes, budget)
+    kept = tail.messages(history)
+    assert pairs_intact(kept), "no pair is ever split"
+    last = last_user_request(history)
+    assert last is not None and any(m is history[last] for m in kept), "the last request is kept"
+    if tail.request is not None:
+        assert kept[0] is history[last], "the user request is verbatim at the start of the tail"
+        assert isinstance(kept[1], ModelResponse)
+        boundaries = step_boundaries(history, last)
+        if tail.start != boundaries[-1]:  # not the forced newest step: within budget, and maximal
+            assert sum(tail.sizes(sizes)) <= budget
+            earlier = [j for j in boundaries if j < tail.start]
+            if earlier:
+                assert sizes[last] + sum(sizes[earlier[-1] :]) > budget
+    elif tail.start > 0:
+        assert sum(sizes[tail.start :]) <= budget or step_boundaries(history, last) == []

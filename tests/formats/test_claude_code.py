@@ -30,6 +30,7 @@ from helpers.transcript_checks import (
     flat,
     returns_of,
 )
+from sessionstore.errors import ImportFormatError
 from sessionstore.formats.transcripts import export_pydantic_ai, read_transcript, starts_turn
 
 
@@ -366,3 +367,47 @@ def test_random_sessions_keep_pairs_turns_and_round_trip(session: Any, tmp_path:
         assert typed in [p.content for p in first.parts if isinstance(p, UserPromptPart)]
     assert_serializable(messages)
     assert_export_roundtrip(transcript, tmp_path)
+
+
+def _call(call_id: Any, name: Any, msg: str) -> dict[str, Any]:
+    block = {"type": "tool_use", "input": {"n": msg}}
+    block |= {k: v for k, v in (("id", call_id), ("name", name)) if v is not ...}
+    return _line("assistant", [block], message_extra={"id": msg, "model": "claude-x"})
+
+
+def _result(call_id: Any, text: str) -> dict[str, Any]:
+    block = {"type": "tool_result", "content": text}
+    if call_id is not ...:
+        block["tool_use_id"] = call_id
+    return _line("user", [block])
+
+
+def test_reused_tool_call_ids_keep_every_call_with_its_own_return(tmp_path: Path) -> None:
+    lines = [_line("user", "go")]
+    for i in range(3):  # Claude Code resumed twice: the same id three times, each answered in turn
+        lines += [_call("toolu_same", "Bash", f"m{i}"), _result("toolu_same", f"out {i}")]
+    messages = flat(read_transcript(write_jsonl(tmp_path / "dup.jsonl", lines)))
+    calls, rets = calls_of(messages), returns_of(messages)
+    assert [c.tool_call_id for c in calls] == ["toolu_same", "toolu_same~2", "toolu_same~3"]
+    assert [(r.tool_call_id, r.content) for r in rets] == [
+        ("toolu_same", "out 0"), ("toolu_same~2", "out 1"), ("toolu_same~3", "out 2"),
+    ]  # fmt: skip
+    assert [c.args for c in calls] == [{"n": f"m{i}"} for i in range(3)]
+    assert_pairs(messages)
+
+
+@pytest.mark.parametrize(
+    ("bad", "words"),
+    [
+        (_call(..., "Bash", "m1"), "a tool_use block without an id"),
+        (_call("t1", ..., "m1"), "a tool_use block without a name"),
+        (_call(None, None, "m1"), "a tool_use block without an id and a name"),
+        (_result(None, "x"), "a tool_result block without a tool_use_id"),
+        (_result(..., "x"), "a tool_result block without a tool_use_id"),
+    ],
+)
+def test_malformed_tool_blocks_are_refused_naming_the_line(tmp_path: Path, bad: dict, words: str) -> None:
+    lines = [_line("user", "go"), _call("t0", "Bash", "m0"), _result("t0", "ok"), bad]
+    with pytest.raises(ImportFormatError, match=rf"bad.jsonl: line 4: {words}") as err:
+        read_transcript(write_jsonl(tmp_path / "bad.jsonl", lines))
+    assert "\n" not in str(err.value)

@@ -1,38 +1,17 @@
-"""Format detection, clear errors, turn splitting, tool-pair repair and pydantic-ai round trips."""
+"""The registry: format detection, clear errors for files no reader takes, and one-way imports."""
 
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from pydantic_ai.messages import (
-    INTERRUPTED_TOOL_RETURN_CONTENT,
-    SYNTHESIZED_TOOL_RETURN_METADATA_KEY,
-    BinaryContent,
-    CompactionPart,
-    ModelMessage,
-    ModelRequest,
-    ModelResponse,
-    SystemPromptPart,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    ToolReturnPart,
-    UserPromptPart,
-)
-from pydantic_ai.usage import RequestUsage
 
 from helpers.transcript_checks import (
     CODEMIE,
     CODEX,
     REALDATA,
     SPOTTER,
-    assert_pairs,
-    assert_serializable,
     flat,
 )
 from sessionstore.errors import ImportFormatError
@@ -40,28 +19,7 @@ from sessionstore.formats.transcripts import (
     detect_format,
     export_pydantic_ai,
     read_transcript,
-    repair_tool_pairs,
-    split_steps,
-    starts_turn,
-    suggest_name,
 )
-
-T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-
-
-def prompt(text: str) -> ModelRequest:
-    return ModelRequest(parts=[UserPromptPart(content=text, timestamp=T0)], timestamp=T0)
-
-
-def call(*ids: str, usage: RequestUsage | None = None) -> ModelResponse:
-    parts = [ToolCallPart(tool_name="Read", args={"p": i}, tool_call_id=i) for i in ids]
-    return ModelResponse(parts=parts or [TextPart("ok")], usage=usage or RequestUsage(), timestamp=T0)
-
-
-def returns(*ids: str) -> ModelRequest:
-    parts = [ToolReturnPart(tool_name="Read", content=f"out {i}", tool_call_id=i, timestamp=T0) for i in ids]
-    return ModelRequest(parts=parts, timestamp=T0)
 
 
 @pytest.mark.parametrize(
@@ -144,131 +102,78 @@ def test_explicit_wrong_format_suggests_the_right_one() -> None:
     assert "--format claude-code" in _error(CODEMIE, format="codex")
 
 
-def test_split_steps_rules() -> None:
-    summary = ModelRequest(parts=[CompactionPart(content="so far")], timestamp=T0)
-    carried = ModelRequest(parts=[*returns("b").parts, UserPromptPart("[interrupted]", timestamp=T0)])
-    messages: list[ModelMessage] = [
-        ModelRequest(parts=[SystemPromptPart("sys", timestamp=T0)]),  # no prompt, but first: a turn
-        call(),
-        prompt("one"),
-        call("a", usage=RequestUsage(input_tokens=10, output_tokens=2)),
-        returns("a"),
-        call("b", usage=RequestUsage(input_tokens=15, output_tokens=3)),
-        carried,  # answers a call: continues the turn despite its user text
-        summary,
-        call(),  # kept after the summary: part of the compaction step
-        prompt("two"),
-    ]
-    steps = split_steps(messages)
-    assert [(s.kind, len(s.messages)) for s in steps] == [
-        ("turn", 2),
-        ("turn", 5),
-        ("compaction", 2),
-        ("turn", 1),
-    ]
-    assert [m for s in steps for m in s.messages] == messages
-    assert steps[0].usage is None and steps[3].usage is None
-    assert steps[1].usage is not None
-    assert (steps[1].usage["input_tokens"], steps[1].usage["output_tokens"]) == (25, 5)
+def test_formats_imports_point_one_way() -> None:
+    """Registry -> readers -> common: no module of formats/ imports one that imports it (issue 9)."""
+    import ast
+
+    import sessionstore.formats as pkg
+
+    folder = Path(pkg.__file__).parent
+    graph: dict[str, set[str]] = {}
+    for path in folder.glob("*.py"):
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sessionstore.formats."):
+                found.add(node.module.rsplit(".", 1)[1])
+            elif isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+                found.add(node.module)
+        graph[path.stem] = found
+
+    def reaches(start: str, goal: str, seen: frozenset[str] = frozenset()) -> bool:
+        nexts = graph.get(start, ())
+        return any(n == goal or (n not in seen and reaches(n, goal, seen | {n})) for n in nexts)
+
+    assert graph["common"] <= set() and graph["transcripts"] >= {"claude_code", "codex", "pydantic_ai"}
+    assert not [m for m in graph if reaches(m, m)], graph
 
 
-def test_repair_adds_interrupted_returns_and_drops_orphans() -> None:
-    messages: list[ModelMessage] = [
-        prompt("go"),
-        call("a", "b"),
-        returns("a", "zz"),  # b never answered; zz answers nothing
-        returns("a"),  # a second answer for a
-        call("c"),
-        prompt("next"),  # c never answered: its return must not join this prompt
-        call("d"),
-    ]
-    repaired = repair_tool_pairs(messages)
-    assert_pairs(repaired)
-    synthetic = [
-        p for m in repaired for p in m.parts if isinstance(p, ToolReturnPart) and p.outcome == "interrupted"
-    ]
-    assert sorted(p.tool_call_id for p in synthetic) == ["b", "c", "d"]
-    assert all(p.content == INTERRUPTED_TOOL_RETURN_CONTENT for p in synthetic)
-    assert all(p.metadata == {SYNTHESIZED_TOOL_RETURN_METADATA_KEY: True} for p in synthetic)
-    assert [len(s.messages) for s in split_steps(repaired)] == [5, 3]
-    assert all(starts_turn(s.messages[0]) for s in split_steps(repaired))
+DEEP = b'{"a":' * 200 + b"1" + b"}" * 200
 
 
-def test_repair_closes_calls_before_a_compaction() -> None:
-    summary = ModelRequest(parts=[CompactionPart(content="s")])
-    repaired = repair_tool_pairs([prompt("go"), call("a"), summary, returns("a")])
-    assert_pairs(repaired)
-    assert repaired[2].parts[0].outcome == "interrupted"
-    assert repaired[3] is summary and len(repaired) == 4  # the late answer after the summary is dropped
+@pytest.mark.parametrize(
+    ("data", "cause"),
+    [
+        (b'[{"kind":"request","parts":[],"x":NaN}]', "holds NaN or Infinity at line 1, column 35"),
+        (b'[{"kind":"request","x":-Infinity}]', "holds NaN or Infinity"),
+        (b"[" + b"[" * 1100 + b"]" * 1100 + b"]", "nests more than 1,024 levels deep"),
+        (
+            b'[{"kind":"request","x":"a\x00b"}]',
+            "holds a raw NUL character inside a string at line 1, column 26",
+        ),
+        (b'[{"kind":"request","x":"\\ud800"}]', "an unpaired UTF-16 surrogate escape"),
+        (b'[{"kind":"request","x":"ab', "is cut off at line 1, column 27 (truncated?)"),
+    ],
+    ids=["nan", "infinity", "nesting", "nul", "surrogate", "cut"],
+)
+def test_json_errors_name_the_real_cause(tmp_path: Path, data: bytes, cause: str) -> None:
+    path = tmp_path / "x.json"
+    path.write_bytes(data)
+    with pytest.raises(ImportFormatError, match=re.escape(cause)) as err:
+        read_transcript(path)
+    assert "\n" not in str(err.value) and "not valid JSON" in str(err.value)
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.text(max_size=300))
-def test_suggested_names_are_always_valid(stem: str) -> None:
-    for name in (suggest_name(Path(f"{stem}.jsonl")), suggest_name(Path("x.jsonl"), stem)):
-        assert NAME.fullmatch(name) and ".." not in name
+def test_a_jsonl_line_names_its_json_cause(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b'{"type":"user","message":{"role":"user","content":"hi"}}\n{"type":"user","x":NaN}\n')
+    with pytest.raises(ImportFormatError, match=r"line 2: Claude Code line is not valid JSON: it holds NaN"):
+        read_transcript(path)
 
 
-text = st.text(st.characters(blacklist_categories=["Cs"]), max_size=40) | st.sampled_from(["", "x" * 5000])
-stamps = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC))
-
-
-@st.composite
-def histories(draw: st.DrawFn) -> list[ModelMessage]:
-    """Arbitrary histories: every common part kind, tool pairs, failed returns, binary, compactions."""
-    messages: list[ModelMessage] = []
-    for turn in range(draw(st.integers(1, 5))):
-        if draw(st.booleans()) and draw(st.booleans()):
-            messages.append(ModelRequest(parts=[CompactionPart(content=draw(text))], timestamp=draw(stamps)))
-        parts: list = [UserPromptPart(content=draw(text), timestamp=draw(stamps))]
-        if draw(st.booleans()):
-            parts.insert(0, SystemPromptPart(content=draw(text), timestamp=draw(stamps)))
-        if draw(st.booleans()):
-            image = BinaryContent.narrow_type(
-                BinaryContent(data=draw(st.binary(max_size=20)), media_type="image/png")
-            )
-            parts.append(UserPromptPart(content=[draw(text), image], timestamp=draw(stamps)))
-        messages.append(
-            ModelRequest(parts=parts, timestamp=draw(stamps), instructions=draw(st.none() | text))
-        )
-        for step in range(draw(st.integers(0, 3))):
-            ids = [f"call-{turn}-{step}-{k}" for k in range(draw(st.integers(0, 2)))]
-            response_parts: list = [ThinkingPart(content=draw(text), signature=draw(st.none() | text))]
-            response_parts += [TextPart(content=draw(text))]
-            response_parts += [ToolCallPart("tool", {"q": draw(text)}, i) for i in ids]
-            usage = RequestUsage(
-                input_tokens=draw(st.integers(0, 10**6)), output_tokens=draw(st.integers(0, 10**4))
-            )
-            messages.append(
-                ModelResponse(parts=response_parts, usage=usage, model_name="m", timestamp=draw(stamps))
-            )
-            if ids:
-                outcome = draw(st.sampled_from(["success", "failed"]))
-                rets = [
-                    ToolReturnPart("tool", draw(text), i, timestamp=draw(stamps), outcome=outcome)
-                    for i in ids
-                ]
-                messages.append(ModelRequest(parts=rets, timestamp=draw(stamps)))
-    return messages
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(messages=histories())
-def test_pydantic_ai_export_read_round_trip(messages: list[ModelMessage], tmp_path: Path) -> None:
-    path = tmp_path / "history.json"
-    path.write_bytes(export_pydantic_ai(messages))
-    transcript = read_transcript(path)
-    assert transcript.format == "pydantic-ai"
-    assert flat(transcript) == messages
-    assert_serializable(flat(transcript))
-    assert_pairs(flat(transcript))
-    starts = sum(
-        1
-        for i, m in enumerate(messages)
-        if i == 0 or starts_turn(m) or isinstance(m.parts[0], CompactionPart)
+def test_tool_arguments_nested_too_deep_to_read_back_are_refused_naming_the_line(tmp_path: Path) -> None:
+    call = b'{"type":"tool_use","id":"a","name":"b","input":' + DEEP + b"}"
+    jsonl = tmp_path / "deep.jsonl"
+    jsonl.write_bytes(
+        b'{"type":"user","message":{"role":"user","content":"hi"}}\n'
+        b'{"type":"assistant","message":{"id":"m","content":[' + call + b"]}}\n"
     )
-    assert len(transcript.steps) == starts
-    for step in transcript.steps:
-        head = step.messages[0]
-        assert step.kind == ("compaction" if isinstance(head.parts[0], CompactionPart) else "turn")
-        assert not any(starts_turn(m) for m in step.messages[1:])
+    with pytest.raises(ImportFormatError, match=r"deep.jsonl: line 2: JSON nested 204 levels deep"):
+        read_transcript(jsonl)
+    listed = tmp_path / "deep.json"
+    listed.write_bytes(
+        b'[{"kind":"response","parts":[{"part_kind":"tool-call","tool_name":"t","tool_call_id":"c","args":'
+        + DEEP
+        + b"}]}]"
+    )
+    with pytest.raises(ImportFormatError, match=r"deep.json: message 0 is nested 203 levels deep"):
+        read_transcript(listed)

@@ -1,6 +1,9 @@
 """Child process that forks crash victims: each forked child appends tagged turns until it is killed.
 
-    fork_appender.py STORE SESSION
+    fork_appender.py STORE SESSION [compact]
+
+With `compact`, the store has a window of 300 tokens, so the cascade compacts every few turns and the
+kills land in compactions too.
 
 Importing pydantic-ai and loading the tokenizer take most of a second; forking from a warm parent makes
 each kill -9 cycle cost milliseconds, so the suite can afford dozens of real kills. Protocol on stdout,
@@ -15,12 +18,16 @@ import os
 import sys
 
 from helpers.messages import tagged_turn
+from sessionstore.accounting.settings import Settings
 from sessionstore.accounting.tokens import estimate_messages
 from sessionstore.porcelain.store import SessionStore
 
+SMALL = {"context_window_tokens": 300, "keep_recent_tokens": 50, "micro_keep_recent_tokens": 20}
 
-def victim(root: str, name: str, rnd: int) -> None:
-    session = SessionStore.open(root).session(name)  # a fresh open, like a restarted program
+
+def victim(root: str, name: str, rnd: int, compact: bool) -> None:
+    settings = Settings(**SMALL) if compact else None
+    session = SessionStore.open(root, settings=settings).session(name)  # a fresh open, like a restart
     i = 0
     while True:
         commit = session.append(tagged_turn(rnd, i, size=1 + i % 3))
@@ -29,7 +36,7 @@ def victim(root: str, name: str, rnd: int) -> None:
 
 
 def main() -> None:
-    root, name = sys.argv[1], sys.argv[2]
+    root, name, compact = sys.argv[1], sys.argv[2], "compact" in sys.argv[3:]
     estimate_messages(tagged_turn(0, 0))  # warm the tokenizer and pydantic-ai before forking
     print("ready", flush=True)
     for line in sys.stdin:
@@ -37,7 +44,7 @@ def main() -> None:
         pid = os.fork()
         if pid == 0:
             try:
-                victim(root, name, rnd)
+                victim(root, name, rnd, compact)
             finally:
                 os._exit(1)
         print(f"pid {pid}", flush=True)

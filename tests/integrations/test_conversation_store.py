@@ -87,7 +87,7 @@ def test_listing_reads_only_the_first_line_of_a_plain_session(
     for i in range(40):
         plain.append(tagged_turn(0, i))
     turns(cstore, "conv", 1)
-    size = plain._log.path.stat().st_size
+    size = plain.log_file.path.stat().st_size
     read: list[int] = []
     real_pread = conversation_records.os.pread
 
@@ -255,7 +255,7 @@ def test_a_foreign_commit_in_a_conversation_log_is_refused(cstore: FileConversat
         line, body = make_line(
             parent=head, kind="turn", blob=None, count=head.count, tokens=0, usage=None, extra={}
         )
-        session._log.append(line, body, head)
+        session.log_file.append(line, body, head)
     with pytest.raises(InvalidSessionName, match="not written by FileConversationStore"):
         asyncio.run(FileConversationStore(cstore.store.root).load("chat"))
 

@@ -19,6 +19,7 @@ from sessionstore import SessionStore, Settings
 from sessionstore.accounting import tokens
 from sessionstore.compaction.micro import ELIDED
 from sessionstore.compaction.skeleton import SKELETON, validate_summary
+from sessionstore.compaction.turns import pairs_intact
 from sessionstore.integrations.runs import SessionCapability, run_turn, run_turn_async
 
 
@@ -67,12 +68,14 @@ def test_run_turn_persists_only_new_messages(tmp_path: Path) -> None:
     assert s.persisted_count == 8
     assert s.history[4:] == second.new_messages()
     assert store.session("s").history == s.history
-    assert s.head is not None and s.head.usage == {
-        "input_tokens": 200,
-        "output_tokens": 20,
-        "requests": 2,
-        "tool_calls": 1,
-    }
+    # Each step is its own line (durable mid-run); the lines of a run add up to the run's usage.
+    lines = [c for c in s.log() if c.seq > 2]
+    assert [c.count for c in lines] == [8, 7]  # newest first
+    total: dict[str, int] = {}
+    for c in lines:
+        for key, value in c.usage.items():
+            total[key] = total.get(key, 0) + value
+    assert total == {"input_tokens": 200, "output_tokens": 20, "requests": 2, "tool_calls": 1}
 
 
 def test_measured_prefix_comes_from_the_newest_response(tmp_path: Path) -> None:
@@ -222,3 +225,79 @@ def test_summary_through_an_openai_compatible_client(
     assert len(requests) == 1 and requests[0]["model"] == "local-summarizer"
     sent = json.dumps(requests[0]["messages"])
     assert "turn 0" in sent, "the transcript to summarize was sent to the model"
+
+
+# -- another writer: no paid call on a stale session, and a run's work is never dropped ----------------
+
+
+def test_stale_session_makes_no_model_call(tmp_path: Path) -> None:
+    from sessionstore.errors import StaleSessionError
+
+    store = small_store(tmp_path)
+    script = Script()
+    s = store.session("s")
+    run_turn(s, make_agent(script), "one")
+    store.session("s").append(s.history[:1])  # another writer moves the head
+    calls = len(script.sent)
+    with pytest.raises(StaleSessionError, match="reload"):
+        run_turn(s, make_agent(script), "two")
+    assert len(script.sent) == calls, "no model request was made"
+    s.reload()
+    run_turn(s, make_agent(script), "two")
+    assert s.persisted_count == 4 + 1 + 4
+
+
+@pytest.mark.parametrize("when", ["mid-run", "at the end"])
+def test_head_moved_during_the_run_saves_the_run_as_a_fork(tmp_path: Path, when: str) -> None:
+    from sessionstore.errors import StaleSessionError
+
+    store = small_store(tmp_path)
+    s = store.session("s")
+    run_turn(s, make_agent(Script()), "first")
+    other = store.session("s")
+    rounds = 3
+    strike = 2 if when == "mid-run" else rounds + 1
+
+    def body(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        n = sum(p.part_kind == "tool-return" for m in messages for p in m.parts) - 1  # the first run's
+        if n + 1 == strike:
+            other.reload()
+            other.append(other.history[:1])  # another writer, while this run is in flight
+        if n < rounds:
+            return ModelResponse(parts=[ToolCallPart(tool_name="read_file", args={"path": f"{n}.py"})])
+        return ModelResponse(parts=[TextPart("the answer")])
+
+    agent: Agent[None, str] = Agent(FunctionModel(body))
+
+    @agent.tool_plain
+    def read_file(path: str) -> str:
+        return f"contents of {path}"
+
+    with pytest.raises(StaleSessionError, match="saved as session 's-run1'"):
+        run_turn(s, agent, "second")
+    fork = store.session("s-run1")
+    texts = [p.content for m in fork.history for p in m.parts if p.part_kind in ("text", "user-prompt")]
+    assert "second" in texts, "the run's prompt is kept"
+    if when == "at the end":
+        assert texts[-1] == "the answer", "the run's answer is kept, in the fork"
+    assert pairs_intact(fork.history)
+    assert store.session("s").persisted_count == other.persisted_count, "the other writer's work stands"
+
+
+def test_the_capability_refuses_a_history_that_is_not_the_sessions(tmp_path: Path) -> None:
+    from sessionstore.errors import SessionStoreError
+
+    store = small_store(tmp_path)
+    script = Script()
+    s = store.session("s")
+    run_turn(s, make_agent(script), "first")
+    other = store.session("other")
+    run_turn(other, make_agent(script), "elsewhere")
+    calls = len(script.sent)
+    for wrong in (None, other.history, s.history[:-1]):
+        with pytest.raises(SessionStoreError, match=r"message_history=session\.history"):
+            make_agent(script).run_sync("x", message_history=wrong, capabilities=[SessionCapability(s)])
+    assert len(script.sent) == calls and s.persisted_count == 4, "no model call, nothing written"
+    fresh = store.session("fresh")
+    with pytest.raises(SessionStoreError, match="another message_history"):
+        make_agent(script).run_sync("x", message_history=s.history, capabilities=[SessionCapability(fresh)])

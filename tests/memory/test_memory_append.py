@@ -98,7 +98,7 @@ def test_bullet_in_empty_template_section_and_missing_heading() -> None:
 def test_append_writes_the_dated_bullet(tmp_path: Path) -> None:
     path = tmp_path / "MEMORY.md"
     path.write_text(template_text())
-    update = append_session_summary(path, "fix-auth", SKELETON, today=DAY)
+    update = append_session_summary(path, "fix-auth", SKELETON, Settings(), today=DAY)
     assert update.changed and update.added == [path.read_text().splitlines()[-1]]
     assert path.read_text().splitlines()[-1].startswith("- 2026-11-29 fix-auth: Fix the expired-token path")
 
@@ -118,7 +118,7 @@ def test_invalid_session_name_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "MEMORY.md"
     path.write_text("# M\n")
     with pytest.raises(InvalidSessionName):
-        append_session_summary(path, "../etc", "x")
+        append_session_summary(path, "../etc", "x", Settings())
     assert path.read_text() == "# M\n"
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import orjson
+import json
+
 from hypothesis import given, settings
 from pydantic_ai.messages import (
     ModelMessagesTypeAdapter,
@@ -23,7 +24,7 @@ def test_one_message_round_trips_through_one_line(message) -> None:
     blob = codec.encode([message])
     assert codec.line_count(blob) == 1 and blob.endswith(b"\n")
     assert codec.decode([blob]) == [message]
-    assert orjson.loads(blob) == ModelMessagesTypeAdapter.dump_python([message], mode="json")[0]
+    assert json.loads(blob) == ModelMessagesTypeAdapter.dump_python([message], mode="json")[0]
 
 
 def test_blobs_concatenate_into_one_history() -> None:

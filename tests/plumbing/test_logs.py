@@ -163,3 +163,101 @@ def test_head_when_the_last_line_is_longer_than_the_window(tmp_path) -> None:
     big = log.append(line, body, first)
     assert big.size > 1 << 16 and log.head() == big
     assert Log(tmp_path, "none").head() is None
+
+
+# -- only a last line without its newline is a torn tail (DESIGN §2) -----------------------------------
+
+
+def _flip(log: Log, at: int) -> bytes:
+    data = bytearray(log.path.read_bytes())
+    data[at] ^= 0x20
+    log.path.write_bytes(bytes(data))
+    return bytes(data)
+
+
+@pytest.mark.parametrize(
+    ("where", "line"),
+    [("inside the last line", 4), ("the newline ending line 3", 3), ("the last newline", 4)],
+)
+def test_damage_at_the_end_is_named_never_taken_for_a_torn_tail(tmp_path, where: str, line: int) -> None:
+    log = Log(tmp_path, "s")
+    commits = write(log, 4)
+    at = {
+        "inside the last line": commits[3].offset + 20,
+        "the newline ending line 3": commits[2].end - 1,
+        "the last newline": commits[3].end - 1,
+    }[where]
+    damaged = _flip(log, at)
+    for read in (lambda: log.scan(since_reset=False), log.head, lambda: log.scan(since_reset=True)):
+        with pytest.raises(CorruptLogError, match=rf"damaged at line {line}\b"):
+            read()
+    with pytest.raises(CorruptLogError):
+        log.repair_tail()
+    line_bytes, body = make_line(
+        parent=commits[3], kind="turn", blob=None, count=0, tokens=0, usage=None, extra={}
+    )
+    with pytest.raises(CorruptLogError):
+        log.append(line_bytes, body, commits[3])
+    assert log.path.read_bytes() == damaged  # nothing cut, nothing appended
+
+
+@pytest.mark.parametrize("flips", range(12))
+def test_every_flipped_byte_of_the_last_line_is_found(tmp_path, flips: int) -> None:
+    log = Log(tmp_path, "s")
+    commits = write(log, 2)
+    span = commits[1].size
+    _flip(log, commits[1].offset + (flips * 997) % span)  # spread over the line, its newline included
+    with pytest.raises(CorruptLogError):
+        log.head()
+    with pytest.raises(CorruptLogError):
+        log.scan(since_reset=False)
+
+
+def test_repair_tail_cuts_only_a_line_without_its_newline_and_says_how_much(tmp_path) -> None:
+    log = Log(tmp_path, "s")
+    write(log, 2)
+    clean = log.path.read_bytes()
+    with open(log.path, "ab") as f:
+        f.write(b'{"half a')
+    assert log.torn_tail() == b'{"half a'
+    assert log.repair_tail() == 8 and log.path.read_bytes() == clean
+    assert log.repair_tail() == 0 and log.torn_tail() == b""
+
+
+CONFLICT = b"<<<<<<< HEAD\n%s=======\n%s>>>>>>> theirs\n"
+
+
+def test_git_conflict_markers_are_a_merge_conflict_for_every_reader(tmp_path) -> None:
+    from sessionstore.plumbing.logs import MergeConflictError
+
+    log = Log(tmp_path, "s")
+    base = write(log, 2)
+    ours = write(log, 1)
+    data = log.path.read_bytes()
+    theirs_line, _ = make_line(
+        parent=base[1], kind="turn", blob=None, count=1, tokens=1, usage=None, extra={}
+    )
+    cut = base[1].end
+    conflicted = data[:cut] + CONFLICT % (data[cut:], theirs_line)
+    for tail in (b"", b">>>>>>> theirs"):  # also with the last marker's newline missing
+        log.path.write_bytes(conflicted if not tail else conflicted[: -len(b">>>>>>> theirs\n")] + tail)
+        for read in (lambda: log.scan(since_reset=False), log.head):
+            with pytest.raises(MergeConflictError, match=r"git merge conflict .*fsck --repair"):
+                read()
+        line, body = make_line(
+            parent=ours[0], kind="turn", blob=None, count=0, tokens=0, usage=None, extra={}
+        )
+        before = log.path.read_bytes()
+        with pytest.raises(MergeConflictError):
+            log.append(line, body, ours[0])
+        with pytest.raises(MergeConflictError):
+            log.repair_tail()
+        assert log.path.read_bytes() == before  # the marker is never cut as a torn tail
+
+
+def test_read_at_past_the_end_says_commits_are_missing(tmp_path) -> None:
+    log = Log(tmp_path, "s")
+    commits = write(log, 3)
+    log.path.write_bytes(log.path.read_bytes()[: commits[1].end])  # truncated mid-log, on a line boundary
+    with pytest.raises(CorruptLogError, match="acknowledged commits are missing"):
+        log.read_at(commits[2].offset)

@@ -87,7 +87,7 @@ def test_iteration_skips_temps_and_strays(tmp_path) -> None:
     (objects.dir / "README").write_text("not an object")
     assert list(objects) == [oid]
     assert [p.name for p in objects.stray_temps()] == [".tmp-crashed"]
-    objects.delete(oid)
+    objects.path(oid).unlink()
     assert not objects.exists(oid) and list(objects) == []
 
 
@@ -122,3 +122,65 @@ def test_load_names_a_corrupt_blob_before_decoding(tmp_path, sizes: list[int]) -
     os.unlink(objects.path(oids[0]))
     with pytest.raises(CorruptObjectError, match=f"{oids[0][:12]} is missing"):
         objects.load(oids, list)  # the first bad blob in order is the one named
+
+
+# -- hostile entries at an object's path (DESIGN §2: an object that is not a regular file is refused) --
+
+
+def test_a_directory_at_a_blobs_path_is_not_taken_for_the_blob(tmp_path) -> None:
+    from sessionstore.errors import SessionStoreError
+
+    objects = ObjectStore(tmp_path)
+    data = b'{"x":1}\n'
+    path = objects.path(hash_bytes(data))
+    path.mkdir(parents=True)
+    with pytest.raises(SessionStoreError, match=r"is a directory, not a blob; move it out"):
+        objects.write(data)
+    with pytest.raises(CorruptObjectError, match="not a regular file"):
+        objects.read(hash_bytes(data))
+    path.rmdir()
+    assert objects.read(objects.write(data)) == data
+
+
+def test_a_wrong_sized_file_at_a_blobs_path_is_replaced_by_the_right_bytes(tmp_path) -> None:
+    objects = ObjectStore(tmp_path)
+    data = b'{"x":1}\n'
+    oid = objects.write(data)
+    objects.path(oid).write_bytes(data[:3])  # truncated behind the store's back
+    assert objects.write(data) == oid
+    assert objects.read(oid) == data
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link to /dev/zero", "dangling link"])
+def test_non_regular_objects_neither_hang_nor_flood_the_reader(tmp_path, kind: str) -> None:
+    import os
+
+    objects = ObjectStore(tmp_path)
+    oid = hash_bytes(b"anything")
+    path = objects.path(oid)
+    path.parent.mkdir(parents=True)
+    if kind == "fifo":
+        os.mkfifo(path)  # a blocking open would wait for a writer forever
+    elif kind == "link to /dev/zero":
+        path.symlink_to("/dev/zero")  # an unbounded read would fill memory
+    else:
+        path.symlink_to(tmp_path / "nowhere")
+    with pytest.raises(CorruptObjectError, match="not a regular file"):
+        objects.read(oid)
+    assert list(objects) == []
+    assert [what for _, what in objects.irregular()] == ["a FIFO" if kind == "fifo" else "a symlink"]
+
+
+def test_a_symlinked_objects_directory_is_refused(tmp_path) -> None:
+    from sessionstore.errors import SessionStoreError
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "objects").symlink_to(outside)
+    objects = ObjectStore(tmp_path / "store")
+    with pytest.raises(SessionStoreError, match=r"objects is a symlink"):
+        objects.write(b"x")
+    with pytest.raises(SessionStoreError, match=r"objects is a symlink"):
+        objects.load([hash_bytes(b"x")], lambda blobs: blobs)
+    assert list(outside.iterdir()) == []

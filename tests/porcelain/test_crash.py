@@ -54,6 +54,30 @@ def check_acknowledged(store: SessionStore, acked: dict[int, list[tuple[int, int
     return session
 
 
+def _kill_a_victim(
+    server: subprocess.Popen[str], rnd: int, let_through: int, delay: float
+) -> list[tuple[int, int]]:
+    """Start round `rnd` of fork_appender, wait for `let_through` acks, sleep `delay`, kill -9 the
+    victim; every (seq, index) it acknowledged, those printed before it died included."""
+    assert server.stdin and server.stdout
+    server.stdin.write(f"{rnd}\n")
+    server.stdin.flush()
+    kind, pid = server.stdout.readline().split()
+    assert kind == "pid"
+    acks: list[tuple[int, int]] = []
+    for _ in range(let_through):
+        _, seq, r, i = server.stdout.readline().split()
+        assert int(r) == rnd
+        acks.append((int(seq), int(i)))
+    time.sleep(delay)
+    os.kill(int(pid), signal.SIGKILL)
+    while (line := server.stdout.readline().split())[0] != "dead":
+        _, seq, r, i = line
+        assert int(r) == rnd
+        acks.append((int(seq), int(i)))
+    return acks
+
+
 @pytest.mark.slow
 def test_kill_9_at_random_instants_loses_no_acknowledged_turn(tmp_path: Path) -> None:
     root = tmp_path / "store"
@@ -65,24 +89,11 @@ def test_kill_9_at_random_instants_loses_no_acknowledged_turn(tmp_path: Path) ->
     acked: dict[int, list[tuple[int, int]]] = {}
     try:
         for rnd in range(KILLS):
-            server.stdin.write(f"{rnd}\n")
-            server.stdin.flush()
-            kind, pid = server.stdout.readline().split()
-            assert kind == "pid"
             # Let a few appends through, then strike at a random instant: mid-blob, mid-line, between syncs.
-            acks = acked.setdefault(rnd, [])
-            while True:
-                _, seq, r, i = server.stdout.readline().split()
-                assert int(r) == rnd
-                acks.append((int(seq), int(i)))
-                if rng.random() < 0.4:
-                    break
-            time.sleep(rng.uniform(0, 0.004))
-            os.kill(int(pid), signal.SIGKILL)
-            while (line := server.stdout.readline().split())[0] != "dead":
-                _, seq, r, i = line
-                assert int(r) == rnd
-                acks.append((int(seq), int(i)))
+            let_through = 1
+            while rng.random() >= 0.4:
+                let_through += 1
+            acks = acked[rnd] = _kill_a_victim(server, rnd, let_through, rng.uniform(0, 0.004))
             check_acknowledged(store, {rnd: acks})
             report = store.fsck()
             # Nothing but a torn tail, ever (orphan blobs of unacknowledged turns are gc's business).
@@ -141,13 +152,60 @@ def test_synthetic_torn_tail_is_ignored_by_readers_and_cut_by_the_next_append(st
     assert store.session("torn").persisted_count == 6
 
 
-def test_a_whole_last_line_that_does_not_verify_is_a_torn_tail(store: SessionStore) -> None:
+def test_a_whole_last_line_that_does_not_verify_is_damage_not_a_torn_tail(store: SessionStore) -> None:
+    """DESIGN §2: only a last line without its newline is a torn tail; a whole line that does not
+    verify is named, and neither a reader, the next writer nor --repair cuts it."""
+    from sessionstore.errors import CorruptLogError
+
     session = store.session("torn")
     session.append(tagged_turn(0, 0))
     path = store.log("torn").path
     good = path.read_bytes()
     forged = good.replace(b'"seq":1', b'"seq":2').replace(b'"parent":null', b'"parent":"' + b"0" * 64 + b'"')
     path.write_bytes(good + forged)
-    assert store.session("torn").persisted_count == 2
+    with pytest.raises(CorruptLogError, match="damaged at line 2"):
+        store.session("torn")
+    with pytest.raises(CorruptLogError, match="damaged at line 2"):
+        session.append(tagged_turn(0, 1))
     report = store.fsck(repair=True)
-    assert report.repaired and path.read_bytes() == good
+    assert not report.repaired and any("line 2" in p for p in report.problems)
+    assert path.read_bytes() == good + forged
+
+
+COMPACTION_KILLS = 12
+
+
+@pytest.mark.slow
+def test_kill_9_while_compacting_loses_no_acknowledged_turn(tmp_path: Path) -> None:
+    """A 300-token window makes the cascade compact every few turns, so kills land mid-compaction too:
+    every acknowledged turn's commit stays in the log with its blob, and fsck finds only torn tails."""
+    from helpers.fork_appender import SMALL
+    from sessionstore.accounting.settings import Settings
+    from sessionstore.plumbing import codec
+
+    root = tmp_path / "store"
+    store = SessionStore.open(root, settings=Settings(**SMALL))
+    rng = random.Random(4321)
+    server = spawn("fork_appender.py", root, "crash", "compact", stdin=subprocess.PIPE)
+    assert server.stdin and server.stdout
+    assert server.stdout.readline().strip() == "ready"
+    acked: list[tuple[int, int, int]] = []
+    try:
+        for rnd in range(COMPACTION_KILLS):
+            victim = _kill_a_victim(server, rnd, rng.randrange(1, 6), rng.uniform(0, 0.02))
+            acked += [(seq, rnd, i) for seq, i in victim]
+            if rnd % 4 == 0:  # fsck reads every blob: a sample of the rounds keeps the test short
+                problems = store.fsck().problems
+                assert all("torn last line" in p for p in problems), problems
+            store.session("crash")  # loads from its newest checkpoint
+    finally:
+        server.stdin.close()
+        server.wait(timeout=10)
+    log = {c.seq: c for c in store.session("crash").log()}
+    for seq, rnd, i in acked:  # each acknowledged turn is its own commit, its blob the turn it appended
+        assert log[seq].kind == "turn"
+        assert codec.decode([store.objects.read(log[seq].blob)]) == tagged_turn(rnd, i, size=1 + i % 3)
+    compactions = sum(1 for c in log.values() if c.kind == "compaction")
+    assert compactions >= COMPACTION_KILLS // 2, compactions  # the kills did run among compactions
+    store.fsck(repair=True)
+    assert store.fsck().ok

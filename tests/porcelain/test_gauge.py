@@ -58,7 +58,7 @@ def test_unknown_usage_shows_question_mark() -> None:
 
 
 def test_format_like_design_sketch() -> None:
-    line = format_gauge(gauge(141_600, WINDOW, LEVELS), color=False)
+    line = format_gauge(gauge(141_600, WINDOW, LEVELS, fired=frozenset({"micro"})), color=False)
     assert line == "◕ 71% of 200k · micro at 60% (fired) · full in 18,400 tok"
 
 
@@ -66,8 +66,18 @@ def test_format_green_and_red() -> None:
     assert format_gauge(gauge(36_000, WINDOW, LEVELS), color=False) == (
         "◔ 18% of 200k · micro in 84,000 tok · full at 80%"
     )
-    assert format_gauge(gauge(170_000, WINDOW, LEVELS), color=False) == (
+    both = frozenset({"micro", "full"})
+    assert format_gauge(gauge(170_000, WINDOW, LEVELS, fired=both), color=False) == (
         "◕ 85% of 200k · micro at 60% (fired) · full at 80% (fired)"
+    )
+    # Over a level is not "fired": pending until the next append, off when disabled, over without state.
+    assert format_gauge(gauge(170_000, WINDOW, LEVELS, fired=frozenset({"micro"})), color=False) == (
+        "◕ 85% of 200k · micro at 60% (fired) · full at 80% (pending)"
+    )
+    off = gauge(170_000, WINDOW, LEVELS, fired=frozenset(), compaction_enabled=False)
+    assert format_gauge(off, color=False) == "◕ 85% of 200k · micro at 60% (off) · full at 80% (off)"
+    assert format_gauge(gauge(170_000, WINDOW, LEVELS), color=False) == (
+        "◕ 85% of 200k · micro at 60% (over) · full at 80% (over)"
     )
 
 
@@ -129,3 +139,35 @@ def test_commit_gauge_reads_the_same_window_as_the_triggers(tmp_path) -> None:  
     assert (reading.levels.micro, reading.levels.full) == (lv.micro, lv.full)
     s.compact()
     assert commit_gauge(s.head, store.settings).window == cascade.session_levels(s)[0] == 128_000
+
+
+def test_fired_only_for_a_tier_that_fired_on_the_current_state(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Real sessions: a turn over full committed without compaction is pending; after the
+    compaction its state says fired; with compaction off nothing ever fired."""
+    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
+
+    from sessionstore import SessionStore, Settings
+    from sessionstore.porcelain.gauge import commit_gauge
+
+    def turn(i: int) -> list:
+        return [
+            ModelRequest(parts=[UserPromptPart(f"q{i} " + "word " * 400)]),
+            ModelResponse(parts=[TextPart("ok")]),
+        ]
+
+    for enabled in (True, False):
+        settings = Settings(context_window_tokens=2_000, compaction_enabled=enabled, keep_recent_tokens=300)
+        store = SessionStore.open(tmp_path / str(enabled), settings=settings)
+        s = store.session("s")
+        for i in range(5):
+            s.append(turn(i), compact=False)  # as an import or a mid-run step: over full, not compacted
+        line = format_gauge(commit_gauge(s.head, settings), color=False)
+        assert (
+            s.tokens > 1_600 and "full at 80% (pending)" in line if enabled else "full at 80% (off)" in line
+        )
+        assert ("micro at 60% (fired)" if enabled else "micro at 60% (off)") in line
+        if enabled:
+            s.compact()
+            reading = commit_gauge(s.head, settings)
+            assert s.head.kind == "compaction" and reading.fired is not None and "full" in reading.fired
+            assert "(pending)" not in format_gauge(reading, color=False)

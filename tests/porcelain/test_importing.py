@@ -21,7 +21,7 @@ from pydantic_ai.usage import RequestUsage
 from helpers.cli import EXAMPLE, snapshot
 from helpers.messages import sample_turns
 from sessionstore.accounting.settings import Settings
-from sessionstore.errors import InvalidSessionName, SessionStoreError
+from sessionstore.errors import ImportFormatError, InvalidSessionName, SessionStoreError
 from sessionstore.formats.transcripts import ImportedStep, ImportedTranscript, read_transcript, split_steps
 from sessionstore.porcelain.importing import import_transcript
 from sessionstore.porcelain.session import Session
@@ -143,7 +143,7 @@ def test_a_failure_mid_import_leaves_nothing_visible(
     before = snapshot(store.root)
     transcript = _transcript(_compacted(), "half")
     calls = {"n": 0}
-    real_append, real_checkpoint = Session._append_locked, Session._checkpoint_locked
+    real_append, real_checkpoint = Session.commit_turn, Session.commit_checkpoint
 
     def counted(real):  # type: ignore[no-untyped-def]
         def wrapper(self, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -154,8 +154,8 @@ def test_a_failure_mid_import_leaves_nothing_visible(
 
         return wrapper
 
-    monkeypatch.setattr(Session, "_append_locked", counted(real_append))
-    monkeypatch.setattr(Session, "_checkpoint_locked", counted(real_checkpoint))
+    monkeypatch.setattr(Session, "commit_turn", counted(real_append))
+    monkeypatch.setattr(Session, "commit_checkpoint", counted(real_checkpoint))
     with pytest.raises(OSError, match="No space left"):
         import_transcript(store, transcript)
     assert not store.exists("half")
@@ -235,3 +235,107 @@ def test_a_step_of_foreign_usage_is_stored_as_given(store: SessionStore) -> None
     step = ImportedStep("turn", sample_turns()[0], usage)
     session = import_transcript(store, ImportedTranscript("codex", [step], Path("r.jsonl"), "u"))
     assert session.head.usage == usage
+
+
+# -- imports are all or nothing across kill -9 and Ctrl-C (real processes, real signals) -------------------
+
+IMPORT_TURNS = 400
+
+
+def _big_transcript(tmp_path: Path) -> Path:
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+    from helpers.messages import tagged_turn
+
+    messages: list[ModelMessage] = []
+    for i in range(IMPORT_TURNS):
+        if i == IMPORT_TURNS // 3:  # a compaction: the import writes a checkpoint ref too
+            messages.append(ModelRequest(parts=[CompactionPart(content="# Conversation summary\nso far")]))
+        messages += tagged_turn(0, i, size=3)
+    path = tmp_path / "big.json"
+    path.write_bytes(ModelMessagesTypeAdapter.dump_json(messages))
+    return path
+
+
+def _start_import(root: Path, source: Path, name: str):  # type: ignore[no-untyped-def]
+    import subprocess
+    import sys
+
+    script = Path(sys.executable).with_name("session")
+    return subprocess.Popen(
+        [str(script), "--store", str(root), "import", str(source), "--as", name],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def _wait_until_writing(store: SessionStore, name: str, child, at_least: int) -> None:  # type: ignore[no-untyped-def]
+    import time
+
+    staging = store.locks_dir / "importing" / name / "logs" / f"{name}.jsonl"
+    deadline = time.monotonic() + 60
+    while not (staging.exists() and staging.stat().st_size >= at_least):
+        assert child.poll() is None, child.communicate()
+        assert time.monotonic() < deadline, "the import never started writing"
+        time.sleep(0.005)
+
+
+@pytest.mark.slow
+def test_kill_9_during_import_never_leaves_a_partial_session(store: SessionStore, tmp_path: Path) -> None:
+    import random
+    import signal
+
+    source = _big_transcript(tmp_path)
+    rng = random.Random(13)
+    for kill in range(2):
+        child = _start_import(store.root, source, "big")
+        _wait_until_writing(store, "big", child, rng.randrange(1, 40_000))
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+        assert "big" not in store.sessions() and not store.exists("big")  # invisible, whatever was written
+        report = store.fsck()
+        assert report.problems and all("an interrupted import left" in p for p in report.problems), report
+        if kill % 2 == 0:  # half the time fsck cleans up, else the next import does
+            assert store.fsck(repair=True).repaired and store.fsck().ok
+    child = _start_import(store.root, source, "big")
+    _, err = child.communicate(timeout=120)
+    assert child.returncode == 0, err
+    assert store.session("big").persisted_count == 1 + (IMPORT_TURNS - IMPORT_TURNS // 3) * 3
+    assert [r.k for r in store.refs.list("big")] == [1]
+    assert store.fsck().ok and not (store.locks_dir / "importing").exists()
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_import_always_stops_it_with_nothing_published(
+    store: SessionStore, tmp_path: Path
+) -> None:
+    import signal
+    import time
+
+    source = _big_transcript(tmp_path)
+    for at in (1, 20_000):
+        child = _start_import(store.root, source, "big")
+        _wait_until_writing(store, "big", child, at)
+        sent = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+        assert child.returncode == 130, (child.returncode, out, err)
+        assert time.monotonic() - sent < 5  # within a step or so, not after the whole import
+        assert "interrupted" in err and "Traceback" not in err
+        assert store.sessions() == [] and store.fsck().ok  # nothing half-written, nothing left over
+
+
+def test_a_step_that_would_not_read_back_is_refused_and_nothing_is_published(store: SessionStore) -> None:
+    args: dict = {}
+    node = args
+    for _ in range(200):
+        node["a"] = {}
+        node = node["a"]
+    deep = [
+        ModelRequest(parts=[UserPromptPart("two")]),
+        ModelResponse(parts=[ToolCallPart("t", args, tool_call_id="c")]),
+        ModelRequest(parts=[ToolReturnPart("t", "ok", tool_call_id="c")]),
+    ]
+    transcript = _transcript([ModelRequest(parts=[UserPromptPart("one")]), *deep])
+    with pytest.raises(ImportFormatError, match=r"x.json: turn 2 of 2 cannot be stored: .*nested too deeply"):
+        import_transcript(store, transcript)
+    assert store.sessions() == [] and store.fsck().ok and not (store.locks_dir / "importing").exists()

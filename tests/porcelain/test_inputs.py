@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,15 @@ def test_usage_keeps_the_non_zero_counts() -> None:
     assert stored == {"input_tokens": 5, "output_tokens": 2, "details": {"reasoning": 1}}
     assert usage_dict(RequestUsage(input_tokens=5)) == {"input_tokens": 5}
     assert usage_dict({"input_tokens": 1.5}) == {"input_tokens": 1.5}
+
+
+def test_usage_keeps_the_cost_pydantic_ai_prices_as_a_number() -> None:
+    # A priced model's RunUsage carries `cost` as a Decimal: a real run must not be refused for it.
+    stored = usage_dict(RunUsage(input_tokens=31, output_tokens=5, cost=Decimal("0.00000465")))
+    assert stored == {"input_tokens": 31, "output_tokens": 5, "cost": 4.65e-06}
+    assert usage_dict(RunUsage(input_tokens=3, cost=Decimal(0))) == {"input_tokens": 3}
+    with pytest.raises(SessionStoreError, match="usage field 'cost'"):
+        usage_dict({"cost": Decimal("-1")})
 
 
 @pytest.mark.parametrize("usage", [{"input_tokens": "x"}, {"input_tokens": -3}, {"output_tokens": True}])

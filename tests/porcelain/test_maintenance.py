@@ -26,7 +26,7 @@ def filled(store: SessionStore) -> SessionStore:
     for i in range(4):
         session.append(tagged_turn(0, i))
     with store.lock("a"):
-        session._checkpoint_locked([ModelRequest(parts=[UserPromptPart("sum")])], tier=2)
+        session.commit_checkpoint([ModelRequest(parts=[UserPromptPart("sum")])], tier=2)
     session.append(tagged_turn(0, 4))
     store.session("b").append(tagged_turn(1, 0))
     return store
@@ -112,15 +112,6 @@ def test_mismatching_and_stray_refs_are_reported(filled: SessionStore) -> None:
     assert any("checkpoints/a/2 has no compaction commit" in p for p in report.problems)
     assert any("checkpoints/a/1 points at eeeeeeeeeeee" in p for p in report.problems)
     assert not report.repaired
-
-
-def test_fsck_repair_cuts_a_torn_tail(filled: SessionStore) -> None:
-    path = filled.log("b").path
-    with open(path, "ab") as f:
-        f.write(b'{"half')
-    assert any("torn last line" in p for p in filled.fsck().problems)
-    assert filled.fsck(repair=True).repaired == ["b: truncated a torn last line"]
-    assert filled.fsck().ok and path.read_bytes().endswith(b"\n")
 
 
 def test_an_unreachable_corrupt_blob_is_reported(filled: SessionStore) -> None:
@@ -264,3 +255,225 @@ def test_a_crashed_prune_is_restored_on_read_and_cleaned_by_the_next_gc(store: S
     os.rename(path, path.with_name(".gc-" + path.name))
     store.gc(grace_days=0)
     assert not list(store.objects.pruning_leftovers()) and not path.exists()
+
+
+# -- gc against real writer processes at grace 0 (DESIGN §2: writers and gc exclude each other) --------
+
+GC_WRITERS = 4
+GC_COMMITS = 500
+
+
+@pytest.mark.slow
+def test_gc_at_grace_zero_never_deletes_a_blob_a_writer_is_committing(store: SessionStore) -> None:
+    from helpers.procs import spawn
+
+    turns = GC_COMMITS // GC_WRITERS
+    children = [spawn("appender.py", store.root, f"g{w}", w, turns) for w in range(GC_WRITERS)]
+    runs = 0
+    try:
+        while any(child.poll() is None for child in children) or runs == 0:
+            gc(store, grace_days=0)  # a blob written but not yet committed is exactly what gc must spare
+            runs += 1
+            time.sleep(0.03)  # a loop, not a siege: writers get in between runs
+    finally:
+        outputs = [child.communicate(timeout=120)[0] for child in children]
+    assert [child.returncode for child in children] == [0] * GC_WRITERS
+    assert runs >= 5, f"gc ran {runs} times: it never raced the writers"
+    report = fsck(store)
+    assert report.ok, report.problems[:5]  # 0 missing blobs
+    for w, out in enumerate(outputs):
+        assert out.split()[1:] == [str(seq) for seq in range(1, turns + 1)]  # every seq acknowledged
+        session = store.session(f"g{w}")
+        assert session.persisted_count == sum(1 + i % 3 for i in range(turns))
+    assert report.commits == GC_COMMITS
+
+
+# -- damage that looks like a torn tail (DESIGN §2: only a last line without its newline is one) --------
+
+
+def test_fsck_names_a_flipped_byte_in_the_last_line_and_repair_cuts_nothing(filled: SessionStore) -> None:
+    path = filled.log("a").path
+    flip(path, len(path.read_bytes()) - 30)  # inside the last (newline-terminated) line
+    damaged = path.read_bytes()
+    report = filled.fsck(repair=True)
+    assert any("'a'" in p and "line 6" in p and "restore" in p for p in report.problems)
+    assert not report.repaired and path.read_bytes() == damaged
+    with pytest.raises(CorruptLogError, match="line 6"):
+        filled.session("a")
+
+
+def test_fsck_repair_says_what_it_cuts_and_why(filled: SessionStore) -> None:
+    path = filled.log("b").path
+    with open(path, "ab") as f:
+        f.write(b'{"half')
+    assert any("torn last line (6 bytes without a newline" in p for p in filled.fsck().problems)
+    [said] = filled.fsck(repair=True).repaired
+    assert said.startswith("b: cut 6 bytes at the end of logs/b.jsonl: a last line without its newline")
+    assert filled.fsck().ok
+
+
+def test_a_log_truncated_mid_history_is_named_by_its_checkpoint_ref(filled: SessionStore) -> None:
+    path = filled.log("a").path
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:3]))  # lines 4.. (the checkpoint among them) are gone, on a boundary
+    report = filled.fsck(repair=True)
+    assert any("acknowledged commits are missing" in p and "checkpoints/a/1" in p for p in report.problems)
+    assert path.read_bytes() == b"".join(lines[:3])
+    with pytest.raises(SessionStoreError, match="acknowledged commits are missing"):
+        filled.resolve("checkpoints/a/1")
+
+
+# -- hostile file systems ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sub", ["locks", "logs", "objects", "refs"])
+def test_a_symlinked_store_directory_is_refused_and_nothing_lands_outside(
+    filled: SessionStore, tmp_path, sub: str
+) -> None:
+    import shutil
+
+    real = filled.root / sub
+    outside = tmp_path / f"outside-{sub}"
+    shutil.copytree(real, outside, symlinks=True)
+    shutil.rmtree(real)
+    real.symlink_to(outside)
+    before = sorted(p.relative_to(outside) for p in outside.rglob("*") if ".lock" not in p.name)
+    if sub == "refs":  # a plain turn touches no ref: a checkpoint does
+        with pytest.raises(
+            SessionStoreError, match=r"refs is a symlink: nothing is read or written through it"
+        ):
+            filled.refs.create("a", 2, "f" * 64, 0)
+        with pytest.raises(SessionStoreError, match=r"refs is a symlink"):
+            filled.resolve("checkpoints/a/1")
+    else:
+        with pytest.raises(
+            SessionStoreError, match=rf"{sub} is a symlink: nothing is read or written through it"
+        ):
+            filled.session("a").append(tagged_turn(0, 9))
+        with pytest.raises(SessionStoreError, match=rf"{sub} is a symlink"):
+            filled.session("new").append(tagged_turn(0, 9))
+    report = filled.fsck()
+    assert any(f"{sub} is a symlink" in p for p in report.problems)
+    with pytest.raises(SessionStoreError, match=rf"gc refused: .*{sub} is a symlink"):
+        filled.gc(grace_days=0)
+    after = sorted(p.relative_to(outside) for p in outside.rglob("*") if ".lock" not in p.name)
+    assert after == before  # nothing was written through the link
+
+
+def test_fsck_lists_every_non_regular_object_instead_of_hanging(filled: SessionStore, tmp_path) -> None:
+    fan = filled.objects.dir / "ee"
+    fan.mkdir()
+    os.mkfifo(fan / ("1" * 62))
+    (fan / ("2" * 62)).symlink_to("/dev/zero")
+    (fan / ("3" * 62)).mkdir()
+    (filled.objects.dir / "ff").symlink_to(tmp_path)
+    report = fsck(filled)
+    kinds = sorted(p.split(" is ")[1].split(",")[0] for p in report.problems if p.startswith("objects/"))
+    assert kinds == ["a FIFO", "a directory", "a symlink", "a symlink"], report.problems
+
+
+def test_a_non_ascii_byte_in_a_checkpoint_ref_is_one_line_everywhere(filled: SessionStore) -> None:
+    ref = filled.refs.dir / "a" / "1"
+    data = bytearray(ref.read_bytes())
+    data[3] = 0xE9
+    ref.write_bytes(bytes(data))
+    with pytest.raises(CorruptObjectError, match=r"checkpoints/a/1 is malformed \(a non-ASCII byte 0xe9"):
+        filled.resolve("checkpoints/a/1")
+    report = fsck(filled)
+    assert any("checkpoints/a/1 is malformed" in p for p in report.problems)
+    repaired = fsck(filled, repair=True)
+    assert repaired.repaired == ["a: rewrote the malformed checkpoints/a/1"] and fsck(filled).ok
+    assert filled.resolve("checkpoints/a/1").kind == "compaction"
+
+
+def test_a_ref_made_unreadable_does_not_make_append_raise_after_the_turn(tmp_path) -> None:
+    from pydantic_ai.messages import ModelResponse, TextPart
+    from pydantic_ai.usage import RequestUsage
+
+    from sessionstore.accounting.settings import Settings
+
+    small = SessionStore.open(
+        tmp_path / "s",
+        settings=Settings(
+            context_window_tokens=10_000, micro_keep_recent_tokens=500, keep_recent_tokens=2_000
+        ),
+    )
+    session = small.session("c")
+    with small.lock("c"):
+        session.commit_checkpoint([ModelRequest(parts=[UserPromptPart("sum")])], tier=2)
+    ref = small.refs.dir / "c" / "1"
+    ref.write_bytes(b"\xff" + ref.read_bytes()[1:])
+    session = small.session("c")  # a fresh load reads the refs at its first compaction
+    for i in range(6):
+        session.append(tagged_turn(0, i))
+    big = [
+        ModelRequest(parts=[UserPromptPart("x = 1\n" * 300)]),
+        ModelResponse(parts=[TextPart("ok")], usage=RequestUsage(input_tokens=9_000, output_tokens=5)),
+    ]
+    with pytest.warns(UserWarning, match=r"compaction failed.*checkpoints/c/1 is malformed"):
+        commit = session.append(big)  # the cascade fires, reads the refs, and must not raise
+    assert commit.kind == "turn" and small.session("c").head.id == commit.id
+
+
+# -- unreadable turns are never acknowledged (DESIGN §2: decode before commit) ----------------------------
+
+
+def _deep(depth: int) -> dict:
+    args: dict = {}
+    node = args
+    for _ in range(depth):
+        node["a"] = {}
+        node = node["a"]
+    return args
+
+
+def test_a_turn_nested_too_deep_to_read_back_is_refused_before_anything_is_written(
+    store: SessionStore,
+) -> None:
+    from pydantic_ai.messages import ModelResponse, ToolCallPart
+
+    from sessionstore.plumbing.codec import UnreadableMessages
+
+    session = store.session("deep")
+    session.append(tagged_turn(0, 0))
+    objects = set(store.objects)
+    log = store.log("deep").path.read_bytes()
+    deep = [ModelResponse(parts=[ToolCallPart("t", _deep(200), tool_call_id="c")])]
+    with pytest.raises(UnreadableMessages, match="nested too deeply"):
+        session.append([ModelRequest(parts=[UserPromptPart("go")]), *deep])
+    assert set(store.objects) == objects and store.log("deep").path.read_bytes() == log
+    assert store.session("deep").persisted_count == session.persisted_count == 2
+    assert fsck(store).ok
+
+
+def test_fsck_reports_a_stored_blob_that_does_not_load(store: SessionStore) -> None:
+    from sessionstore.plumbing.logs import make_line
+
+    session = store.session("s")
+    session.append(tagged_turn(0, 0))
+    line = b'{"parts":[{"part_kind":"tool-call","tool_name":"t","args":' + b'{"a":' * 200 + b"1" + b"}" * 200
+    oid = store.objects.write(line + b',"tool_call_id":"c"}],"kind":"response"}\n')
+    body_line, body = make_line(
+        parent=session.head, kind="turn", blob=oid, count=3, tokens=1, usage=None, extra={"sizes": [1]}
+    )
+    store.log("s").append(body_line, body, session.head)  # what an old writer could acknowledge
+    report = fsck(store)
+    assert any(p.startswith(f"s@2: object {oid[:12]} does not load") for p in report.problems), (
+        report.problems
+    )
+
+
+@pytest.mark.parametrize(
+    ("at", "mask"),
+    [(at, mask) for at in (0, 1) for mask in (0x01, 0x02, 0x20, 0x80) if (at, mask) != (1, 0x01)],
+)  # "1\n" -> "1\v" still reads as version 1 (open strips whitespace): harmless, so not counted
+def test_a_flipped_byte_in_version_is_refused_in_one_line(filled: SessionStore, at: int, mask: int) -> None:
+    from sessionstore.errors import NotAStoreError
+
+    version = filled.root / "VERSION"
+    data = bytearray(version.read_bytes())
+    data[at] ^= mask
+    version.write_bytes(bytes(data))
+    with pytest.raises(NotAStoreError, match="has store format") as err:
+        SessionStore.open(filled.root)
+    assert "\n" not in str(err.value)

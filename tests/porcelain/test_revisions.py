@@ -16,7 +16,7 @@ def commits(store: SessionStore) -> list[Commit]:
     session = store.session("main")
     out = [session.append(tagged_turn(0, i)) for i in range(4)]
     with store.lock("main"):
-        out.append(session._checkpoint_locked([ModelRequest(parts=[UserPromptPart("sum")])], tier=2))
+        out.append(session.commit_checkpoint([ModelRequest(parts=[UserPromptPart("sum")])], tier=2))
     store.session("other").append(tagged_turn(1, 0))
     return out
 
@@ -102,3 +102,21 @@ def test_a_session_name_that_looks_like_hex_wins(store: SessionStore) -> None:
 def test_a_revision_that_is_not_a_string_is_refused(store: SessionStore, rev: object) -> None:
     with pytest.raises(UnknownRevision, match=f"a revision is a string .*, not {type(rev).__name__}"):
         store.resolve(rev)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("form", ["main@{}", "main~{}", "checkpoints/main/{}"])
+def test_huge_numbers_are_one_line_errors_not_tracebacks(
+    store: SessionStore, commits: list[Commit], form: str
+) -> None:
+    rev = form.format("9" * 4_301)  # int() refuses more than 4,300 digits with a ValueError
+    with pytest.raises(UnknownRevision, match="has a 4301-digit number") as err:
+        store.resolve(rev)
+    assert "\n" not in str(err.value) and len(str(err.value)) < 200
+    assert store.resolve(form.format("1")).kind in ("turn", "compaction")
+
+
+@pytest.mark.parametrize("rev", ["main@\u0661", "main~\u0661", "checkpoints/main/\u0661", "main@\uff11"])
+def test_only_ascii_digits_count(store: SessionStore, commits: list[Commit], rev: str) -> None:
+    with pytest.raises(UnknownRevision, match="unknown revision") as err:
+        store.resolve(rev)  # Arabic-Indic or fullwidth one is not 1
+    assert "\n" not in str(err.value)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -41,6 +42,13 @@ THRESHOLD_ENV = "SESSIONSTORE_COMPACT_THRESHOLD"
 
 LOCAL_MODELS = frozenset({"extractive"})
 """Model names that run locally (no provider, no context window of their own)."""
+
+LOCAL_PROVIDERS = frozenset({"function", "test"})
+"""pydantic-ai's in-process models (FunctionModel, TestModel): no window unless their profile says so,
+and nothing a user mistyped, so they never warn."""
+
+_warned: set[str] = set()
+"""Unknown model ids already warned about in this process (one warning per id, not per call)."""
 
 TIER_NONE, TIER_MICRO, TIER_FULL = 0, 1, 2
 
@@ -97,7 +105,25 @@ def resolve_window(model: str | Any | None, settings: Settings, *, replay: bool 
     configured window alone. `replay=True` gives the replay budget (how much history a resumed session
     may send): the model's capacity alone, falling back to the configured window when unknown.
     """
-    return window_for_capacity(model_capacity(model), settings, replay=replay)
+    capacity = model_capacity(model)
+    if capacity is None and isinstance(model, str):
+        _warn_unknown(model, settings)
+    return window_for_capacity(capacity, settings, replay=replay)
+
+
+def _warn_unknown(model: str, settings: Settings) -> None:
+    """One warning per unknown model id per process: the configured window stands in for its own."""
+    provider = model.split(":", 1)[0] if ":" in model else None
+    if model in LOCAL_MODELS or (provider or model) in LOCAL_PROVIDERS or model in _warned:
+        return
+    _warned.add(model)
+    hint = "" if provider else " (a model id names its provider, e.g. 'openai:gpt-5')"
+    warnings.warn(
+        f"unknown model {model!r}{hint}: its context window is not known, so context_window_tokens "
+        f"({settings.context_window_tokens:,}) is used; set context_window_tokens to the model's window",
+        UserWarning,
+        stacklevel=3,
+    )
 
 
 def window_for_capacity(capacity: int | None, settings: Settings, *, replay: bool = False) -> int:

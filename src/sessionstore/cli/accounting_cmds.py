@@ -11,13 +11,12 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import click
 import orjson
 
-from ..accounting.settings import ENV_PREFIX, NOT_SETTINGS_ENV, Settings
+from ..accounting.settings import ENV_PREFIX, NOT_SETTINGS_ENV
 from ..accounting.thresholds import THRESHOLD_ENV, levels, resolve_window, threshold_override
 from ..porcelain.gauge import commit_gauge, format_gauge, gauge
 
@@ -39,9 +38,13 @@ def _use_color(plain: bool) -> bool:
 
 @click.command("config")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: {key: {value, source}}.")
-def config(as_json: bool) -> None:
-    """Print the effective settings and where each value came from."""
-    settings = Settings.load(start=Path.cwd())
+@click.pass_context
+def config(ctx: click.Context, as_json: bool) -> None:
+    """Print the effective settings of the store (its project's pyproject.toml, then SESSIONSTORE_*
+    variables) and where each value came from."""
+    from .output import store_settings
+
+    settings = store_settings(ctx)
     sources = settings.sources()
     values = settings.as_dict()
     if as_json:
@@ -85,10 +88,10 @@ def gauge_cmd(
     ctx: click.Context, name: str, plain: bool, as_json: bool, model: str | None, window: int | None
 ) -> None:
     """One line: how full NAME's context window is, and when compaction fires."""
-    from ..porcelain.store import SessionStore
+    from .output import open_store
 
-    settings = Settings.load(start=Path.cwd(), overrides={"context_window_tokens": window})
-    store = SessionStore.open(ctx.obj.get("store_path") if ctx.obj else None, create=False, settings=settings)
+    store = open_store(ctx, overrides={"context_window_tokens": window})
+    settings = store.settings
     commit = store.resolve(name)
     if model is None:
         reading = commit_gauge(commit, settings)  # the log line's capacity and measured prefix

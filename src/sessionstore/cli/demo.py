@@ -3,10 +3,12 @@
 A real pydantic-ai `Agent` on a `FunctionModel` plays a coding assistant working on a small generated
 project: its tools really read the project's files and really run commands there. The model is a
 script (no network, no key), but everything around it is the product as users run it: `run_turn`
-sends the micro view, persists `result.new_messages()`, measures the prefix from the response's usage
-and runs the cascade. The window is small (16k tokens, declared in the scripted model's profile as a
-real model's is) so micro, full and ultimate all fire within a dozen turns. Deterministic apart from
-timestamps and ids.
+protects every request of every run (tier 1 on what is sent, mid-run checkpoints, tier 3), commits each
+step and measures the prefix from the responses' usage. The window is small (16k tokens, declared in
+the scripted model's profile as a real model's is) so micro, full and ultimate all fire within a dozen
+turns; turn 9 reads a CI log bigger than the full level and turn 10 is a 12-call tool loop, both of
+which checkpoint mid-run. Each turn's line shows its PEAK request against the window (what a provider
+was sent), then the gauge after the turn. Deterministic apart from timestamps and ids.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ from ..accounting.settings import Settings
 from ..accounting.tokens import estimate_message
 from ..compaction.events import CompactionEvent
 from ..errors import SessionStoreError
-from ..integrations.runs import run_turn
-from ..porcelain.gauge import format_gauge, gauge
+from ..integrations.runs import RequestRecord, RunReport, run_turn
+from ..porcelain.gauge import fired_tiers, format_gauge, gauge
 from ..porcelain.session import Session
 from ..porcelain.store import SessionStore
 
@@ -55,10 +57,10 @@ class Step:
 def _ci_log() -> str:
     lines = [
         f"tests/test_api.py::test_case_{i:03d} PASSED [{i % 100:3d}%] elapsed=0.{i % 97:02d}s"
-        for i in range(400)
+        for i in range(560)
     ]
     lines[313] = "tests/test_api.py::test_case_313 FAILED - KeyError: 'sku' in inventory/store.py:88"
-    return "\n".join(lines)
+    return "\n".join(lines) + "\n"
 
 
 SCRIPT = [
@@ -88,9 +90,14 @@ SCRIPT = [
     Step("Read models.py again and list the test files.",
          [("read_file", {"path": "inventory/models.py"}), ("run", {"command": "ls tests"})],
          "Item is a frozen dataclass; there is one test module per source module."),
-    Step("Here is the full CI log of the failing nightly run, find the failure:\n" + _ci_log(),
-         [("run", {"command": "grep -n sku inventory/store.py"})],
+    Step("The nightly CI run failed: read its whole log, ci.log, and find the failure.",
+         [("read_file", {"path": "ci.log"}), ("run", {"command": "grep -n FAILED ci.log"}),
+          ("run", {"command": "grep -n sku inventory/store.py"})],
          "The nightly failure is the KeyError on 'sku' in store.py line 88: restock() reads a missing key."),
+    Step("Before any fix, audit the whole package: read every module and its test, one file at a time.",
+         [("read_file", {"path": f"{folder}/{prefix}{m}.py"})
+          for m in MODULES for folder, prefix in (("inventory", ""), ("tests", "test_"))],
+         "Audited all six modules and their tests: only store.restock() reads a sku it has not validated."),
     Step("Fix plan only, no code yet: what would you change in restock()?",
          [("read_file", {"path": "inventory/store.py"})],
          "Validate the sku with utils.normalize_sku before the lookup; raise UnknownSku, not KeyError."),
@@ -103,6 +110,7 @@ def make_project(root: Path) -> None:
     (root / "tests").mkdir(exist_ok=True)
     (root / "README.md").write_text("# inventory\n\nA toy inventory service used by the sessionstore demo.\n")
     (root / "inventory" / "__init__.py").write_text('"""Inventory service."""\n')
+    (root / "ci.log").write_text(_ci_log())
     for n, name in enumerate(MODULES):
         body = [f'"""The {name} module of the inventory service."""', "", "from decimal import Decimal", ""]
         for i in range(18 + 4 * n):
@@ -145,25 +153,41 @@ def _tools(agent: Agent[None, str], root: Path) -> None:
         return f"$ {command}\n(exit {done.returncode})\n{done.stdout}{done.stderr}"
 
 
-def _scripted(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    """The script as a model: the n-th user prompt gets the n-th step's calls, then its answer."""
-    turn = -1
-    since = 0
-    for msg in messages:
-        if msg.kind == "request" and any(p.part_kind == "user-prompt" for p in msg.parts):
-            turn, since = turn + 1, 0
-        elif msg.kind == "response":
-            since += 1
-    step = SCRIPT[turn % len(SCRIPT)]
-    if since < len(step.calls):
-        name, args = step.calls[since]
-        parts: list = [ToolCallPart(tool_name=name, args=args, tool_call_id=f"t{turn}-{since}")]
-    else:
-        parts = [TextPart(content=step.answer)]
-    response = ModelResponse(parts=parts, model_name="scripted-coder")
-    sent = sum(estimate_message(m) for m in messages) + PROVIDER_OVERHEAD
-    response.usage = RequestUsage(input_tokens=sent, output_tokens=estimate_message(response))
-    return response
+@dataclass
+class _Scripted:
+    """The script as a model: a request whose newest message holds a user prompt starts the next
+    step (the first request of every run does, whatever compaction did to what came before), and the
+    k-th request of the run gets the step's k-th call, then its answer. Counted per run, not from the
+    messages, which compaction shortens."""
+
+    turn: int = -1
+    calls_made: int = 0
+
+    def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if messages and any(p.part_kind == "user-prompt" for p in messages[-1].parts):
+            self.turn, self.calls_made = self.turn + 1, 0
+        step = SCRIPT[self.turn % len(SCRIPT)]
+        k = self.calls_made
+        self.calls_made += 1
+        if k < len(step.calls):
+            name, args = step.calls[k]
+            parts: list = [ToolCallPart(tool_name=name, args=args, tool_call_id=f"t{self.turn}-{k}")]
+        else:
+            parts = [TextPart(content=step.answer)]
+        response = ModelResponse(parts=parts, model_name="scripted-coder")
+        sent = sum(estimate_message(m) for m in messages) + PROVIDER_OVERHEAD
+        response.usage = RequestUsage(input_tokens=sent, output_tokens=estimate_message(response))
+        return response
+
+
+def demo_agent(root: Path) -> Agent[None, str]:
+    """The scripted coding agent working on the project at `root` (see `make_project`): a pydantic-ai
+    `Agent` on a `FunctionModel` whose profile declares `DEMO_WINDOW`. `session chat --model demo` uses
+    it too."""
+    model = FunctionModel(_Scripted(), model_name="scripted-coder", profile={"context_window": DEMO_WINDOW})
+    agent: Agent[None, str] = Agent(model)
+    _tools(agent, root)
+    return agent
 
 
 def unused_name(store: SessionStore, base: str = "demo") -> str:
@@ -186,25 +210,48 @@ def run_demo(
             f"(or leave it out for {unused_name(store)!r})"
         )
     session = store.session(name or unused_name(store))
-    fired: list[CompactionEvent] = []
-    session.subscribe(fired.append)
-    model = FunctionModel(_scripted, model_name="scripted-coder", profile={"context_window": DEMO_WINDOW})
-    agent: Agent[None, str] = Agent(model)
+    fired: list[tuple[int, CompactionEvent]] = []
+    report = RunReport()
+    session.subscribe(lambda event: fired.append((len(report.requests), event)))
     with tempfile.TemporaryDirectory(prefix="sessionstore-demo-") as tmp:
         root = Path(tmp)
         make_project(root)
-        _tools(agent, root)
+        agent = demo_agent(root)
         echo(f"session {session.name!r} in {store.root} · window {DEMO_WINDOW:,} tokens (the model's)")
         for n, step in enumerate(SCRIPT, start=1):
             fired.clear()
-            run_turn(session, agent, step.prompt)
-            from ..porcelain import cascade
-
-            window, lv = cascade.session_levels(session)
-            reading = format_gauge(gauge(session.measurement.tokens, window, lv), color=color)
-            tiers = "".join(
-                f"  [tier {e.tier}: {e.tokens_before:,} -> {e.tokens_after:,} tok]" for e in fired
-            )
-            micro = " [tier 1 view]" if session.view() != session.history else ""  # what turn n+1 sends
-            echo(f"turn {n:2d} {reading}{micro}{tiers}")
+            first = len(report.requests)
+            run_turn(session, agent, step.prompt, report=report)
+            echo(_turn_line(n, session, report.requests[first:], first, fired, color=color))
     return session
+
+
+def _turn_line(
+    n: int,
+    session: Session,
+    requests: list[RequestRecord],
+    first: int,
+    events: list[tuple[int, CompactionEvent]],
+    *,
+    color: bool,
+) -> str:
+    """One turn: its peak request against the window (what was really sent, the figure a provider
+    would have refused), the gauge after the turn, and every tier that fired, mid-run ones marked."""
+    from ..porcelain import cascade
+
+    window, lv = cascade.session_levels(session)
+    used, settings = session.measurement.tokens, session.store.settings
+    fired = fired_tiers(session.head, used, lv, settings)
+    reading = format_gauge(
+        gauge(used, window, lv, fired=fired, compaction_enabled=settings.compaction_enabled), color=color
+    )
+    peak = max(r.tokens for r in requests)
+    head = (
+        f"turn {n:2d} peak {peak:,}/{window:,} tok in {len(requests)} req{'s' if len(requests) > 1 else ''}"
+    )
+    tiers = ""
+    for at, e in events:
+        where = "mid-run " if at - first < len(requests) else ""
+        tiers += f"  [{where}tier {e.tier}: {e.tokens_before:,} -> {e.tokens_after:,} tok]"
+    micro = " [tier 1 view]" if session.view() != session.history else ""  # what turn n+1 sends
+    return f"{head} · after: {reading}{micro}{tiers}"

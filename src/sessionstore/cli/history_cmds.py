@@ -46,7 +46,21 @@ def describe(commit: Commit, before: int | None) -> str:
     if kind in ("checkout", "fork"):
         origin = f" from {commit.extra['from']}" if kind == "fork" and "from" in commit.extra else ""
         return f"{kind:<10} -> {short_id(commit.target)}{origin}  {plural(commit.count, 'msg')}  {tokens}"
-    return f"{kind:<10} +{plural(len(commit.sizes), 'msg')}  {tokens}"
+    return f"{kind:<10} +{plural(len(commit.sizes), 'msg')}  {tokens}{run_note(commit)}"
+
+
+def run_note(commit: Commit) -> str:
+    """What a turn line written inside an agent run adds (`integrations.runs.RUN_FIELDS`): the largest
+    request its responses answered, and whether the run went on after it. A compaction right after a
+    "mid-run" line is a mid-run checkpoint."""
+    extra = commit.extra
+    if "run" not in extra:
+        return ""
+    notes = [f"step {extra.get('step', '?')}"]
+    if "peak" in extra:
+        notes.append(f"peak {number(extra['peak'])} tok in {plural(extra.get('requests', 0), 'request')}")
+    notes.append("mid-run" if extra.get("mid_run") else "end of run")
+    return f"  ({', '.join(notes)})"
 
 
 def _usage(usage: dict | None) -> str:

@@ -33,6 +33,7 @@ COMMANDS = {
     "compact": "compaction_cmds",
     "end": "compaction_cmds",
     "demo": "compaction_cmds",
+    "chat": "chat",
     "memory": "memory_cmds",
     "hooks": "memory_cmds",
 }

@@ -19,8 +19,11 @@ EXIT_ERROR = 2
 
 
 def _settings(max_lines: int | None, max_bytes: int | None) -> Settings:
-    """Configured settings (pyproject, environment) with the command's flags on top."""
-    return Settings.load(overrides={"memory_max_lines": max_lines, "memory_max_bytes": max_bytes})
+    """The store's settings (its project's pyproject, the environment) with the command's flags on top."""
+    from .output import store_settings
+
+    ctx = click.get_current_context()
+    return store_settings(ctx, {"memory_max_lines": max_lines, "memory_max_bytes": max_bytes})
 
 
 def _report(update: MemoryUpdate, verbose: bool, check: bool) -> None:

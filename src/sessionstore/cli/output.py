@@ -11,12 +11,14 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import IO, Any
 
 import click
 
 from ..accounting.settings import Settings
 from ..errors import SessionStoreError
+from ..porcelain.layout import default_root, load_settings
 from ..porcelain.store import SessionStore
 
 SHORT_ID = 7
@@ -32,15 +34,30 @@ def store_path(ctx: click.Context) -> str | None:
     return obj.get("store_path")
 
 
-def open_store(ctx: click.Context, *, create: bool = False) -> SessionStore:
-    """The store the command works on; `NotAStoreError` (telling the user to run `session init`) if none."""
-    return SessionStore.open(store_path(ctx), create=create, settings=Settings.load())
+def open_store(
+    ctx: click.Context, *, create: bool = False, overrides: dict[str, Any] | None = None
+) -> SessionStore:
+    """The store the command works on, opened once per invocation with its own settings (its project's
+    pyproject.toml, the environment, then `overrides` from the command's flags); `NotAStoreError`
+    (telling the user to run `session init`) if there is none."""
+    obj = ctx.find_root().ensure_object(dict)
+    key = ("store", create, tuple(sorted((overrides or {}).items())))
+    if key not in obj:
+        obj[key] = SessionStore.open(store_path(ctx), create=create, overrides=overrides)
+    return obj[key]
+
+
+def store_settings(ctx: click.Context, overrides: dict[str, Any] | None = None) -> Settings:
+    """The settings of the store the command names, whether or not it exists yet (`session config`,
+    `session memory`): exactly what `SessionStore.open` would load for it."""
+    path = store_path(ctx)
+    root = default_root() if path is None else Path(path)
+    return load_settings(root, overrides=overrides)
 
 
 def require_session(store: SessionStore, name: str) -> None:
     """Refuse a session name that does not exist, suggesting close ones (no message is loaded)."""
-    if not store.exists(name):
-        raise store._unknown_session(name)
+    store.require(name)
 
 
 # --- terminals and colour ------------------------------------------------------------------------------

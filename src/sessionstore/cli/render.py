@@ -26,12 +26,12 @@ ARG_CHARS = 80
 """Characters of each tool-call argument value before it is cut (unless `full`)."""
 
 
-def _text_of(content: Any) -> str:
+def text_of(content: Any) -> str:
     """User-prompt or tool-return content as text: strings as they are, media as `[kind]`."""
     if isinstance(content, str):
         return content
     if isinstance(content, list | tuple):
-        return "\n".join(_text_of(item) for item in content)
+        return "\n".join(text_of(item) for item in content)
     kind = getattr(content, "kind", None)
     if isinstance(kind, str) and isinstance(url := getattr(content, "url", None), str):
         return f"[{kind}: {url}]"
@@ -70,7 +70,7 @@ def format_call(name: str, args: dict[str, Any], full: bool) -> str:
     return f"{name}({', '.join(shown)})"
 
 
-def _call_args(part: Any) -> dict[str, Any]:
+def call_args(part: Any) -> dict[str, Any]:
     try:
         return part.args_as_dict()
     except Exception:  # arguments a model sent as invalid JSON: show them raw, never fail the transcript
@@ -87,7 +87,7 @@ def _rows(message: ModelMessage, full: bool) -> Iterator[tuple[str, list[str], d
         if kind == "system-prompt":
             yield "system", lines_of(part.content), {}
         elif kind == "user-prompt":
-            yield "user", lines_of(_text_of(part.content)), {}
+            yield "user", lines_of(text_of(part.content)), {}
         elif kind == "text":
             yield "assistant", lines_of(part.content), {}
         elif kind == "thinking":
@@ -97,16 +97,16 @@ def _rows(message: ModelMessage, full: bool) -> Iterator[tuple[str, list[str], d
             lines, note = shorten(part.content, full)
             yield "assistant", ["[thinking]", *lines, *([note] if note else [])], {"dim": True}
         elif kind in ("tool-call", "builtin-tool-call"):
-            yield "assistant", [format_call(part.tool_name, _call_args(part), full)], {"fg": "cyan"}
+            yield "assistant", [format_call(part.tool_name, call_args(part), full)], {"fg": "cyan"}
         elif kind in ("tool-return", "builtin-tool-return"):
             yield "tool", _tool_result(part, full), {}
         elif kind == "retry-prompt":
-            text = part.content if isinstance(part.content, str) else _text_of(part.content)
+            text = part.content if isinstance(part.content, str) else text_of(part.content)
             lines, note = shorten(text, full)
             who = f"{part.tool_name} -> retry: " if part.tool_name else "retry: "
             yield "tool", [who + lines[0], *lines[1:], *([note] if note else [])], {"fg": "yellow"}
         elif kind == "retry-feedback":
-            lines, note = shorten(_text_of(part.content), full)
+            lines, note = shorten(text_of(part.content), full)
             yield "system", ["retry: " + lines[0], *lines[1:], *([note] if note else [])], {"fg": "yellow"}
         elif kind == "compaction":
             # Shown whole: the summary is what the model now knows of everything before it.
@@ -118,7 +118,7 @@ def _rows(message: ModelMessage, full: bool) -> Iterator[tuple[str, list[str], d
 
 def _tool_result(part: Any, full: bool) -> list[str]:
     content = part.content
-    text = content if isinstance(content, str) else _text_of(content)
+    text = content if isinstance(content, str) else text_of(content)
     lines, note = shorten(text, full)
     outcome = getattr(part, "outcome", "success")
     marker = "" if outcome in (None, "success") else f" [{outcome}]"

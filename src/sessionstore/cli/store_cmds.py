@@ -11,7 +11,6 @@ import sys
 import click
 import orjson
 
-from ..accounting.settings import Settings
 from ..errors import CorruptObjectError, NotAStoreError
 from ..porcelain.gauge import Gauge, commit_gauges
 from ..porcelain.store import SessionInfo, SessionStore
@@ -25,7 +24,6 @@ from .output import (
     progress,
     relative_time,
     short_id,
-    store_path,
 )
 
 
@@ -41,7 +39,7 @@ def init_cmd(ctx: click.Context) -> None:
         count = plural(len(existing.sessions()), "session")
         click.echo(f"{existing.root} is already a session store ({count})")
         return
-    store = SessionStore.open(store_path(ctx), create=True, settings=Settings.load())
+    store = open_store(ctx, create=True)
     click.echo(f"Initialized empty session store in {store.root.resolve()}")
 
 
@@ -119,9 +117,12 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
             paint(short_id(info.head.id if info.head else None), fg="yellow"),
         ]
         lines.append(("  " + "  ".join(cells)).rstrip())
-    for name in damaged:
+    for name, why in damaged.items():
         label = paint(name.ljust(widths[0]), bold=True)
-        lines.append(f"  {label}  {paint('damaged', fg='red')}: run `session fsck`")
+        if "git merge conflict" in why:  # MergeConflictError: two clones appended to this session
+            lines.append(f"  {label}  {paint('merge conflict', fg='red')}: `session fsck --repair` splits it")
+        else:
+            lines.append(f"  {label}  {paint('damaged', fg='red')}: run `session fsck`")
     emit(lines)
 
 
@@ -162,18 +163,30 @@ def fsck_cmd(ctx: click.Context, repair: bool) -> None:
     help="Keep unreachable blobs younger than this many days.",
 )
 @click.option("--dry-run", is_flag=True, help="Report what would be removed; delete nothing.")
+@click.option(
+    "--include-committed",
+    is_flag=True,
+    help="Also remove unreachable blobs git tracks (another clone may need them).",
+)
 @click.pass_context
-def gc_cmd(ctx: click.Context, grace_days: float, dry_run: bool) -> None:
+def gc_cmd(ctx: click.Context, grace_days: float, dry_run: bool, include_committed: bool) -> None:
     """Delete blobs no session reaches that are older than the grace period."""
     from ..porcelain import maintenance
 
     store = open_store(ctx)
     with progress("collecting garbage") as bar:
-        report = maintenance.gc(store, grace_days=grace_days, dry_run=dry_run, progress=bar)
+        report = maintenance.gc(
+            store, grace_days=grace_days, dry_run=dry_run, include_committed=include_committed, progress=bar
+        )
     verb = "would remove" if dry_run else "removed"
+    committed = (
+        f", {number(report.kept_committed)} unreachable that git tracks (--include-committed removes them)"
+        if report.kept_committed
+        else ""
+    )
     click.echo(
         f"{verb} {plural(len(report.removed), 'unreachable object')} ({number(report.freed_bytes)} bytes); "
-        f"kept {number(report.kept_young)} younger than {grace_days:g} days and "
+        f"kept {number(report.kept_young)} younger than {grace_days:g} days{committed} and "
         f"{number(report.reachable)} reachable"
     )
 

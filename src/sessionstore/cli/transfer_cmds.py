@@ -15,7 +15,7 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "fix-auth.json"
 """A short pydantic-ai conversation with tool calls, shipped as package data for a first try."""
 
 IMPORT_FORMATS = ("auto", "pydantic-ai", "claude-code", "codex")
-EXPORT_FORMATS = ("pydantic-ai",)
+EXPORT_FORMATS = ("pydantic-ai", "html")
 
 
 @click.command("import")
@@ -67,7 +67,7 @@ def import_cmd(ctx: click.Context, file: Path | None, fmt: str, name: str | None
     type=click.Choice(EXPORT_FORMATS),
     default="pydantic-ai",
     show_default=True,
-    help="Output format (a ModelMessagesTypeAdapter JSON list).",
+    help="Output format: a ModelMessagesTypeAdapter JSON list, or html (one self-contained page).",
 )
 @click.option(
     "-o",
@@ -84,12 +84,20 @@ def export_cmd(ctx: click.Context, rev: str, fmt: str, output: Path | None) -> N
 
     store = open_store(ctx)
     commit = store.resolve(rev)
-    data = export_pydantic_ai(messages_at(store, commit))
+    if fmt == "html":
+        from .html_page import render_page
+
+        commits, _ = store.log(commit.session).scan(since_reset=False, end=commit.end)
+        page = render_page(commit, commits, messages_at(store, commit), store.settings)
+        data = page.encode()
+    else:
+        data = export_pydantic_ai(messages_at(store, commit))
     if output is None or str(output) == "-":  # `-o -` is stdout, by the usual convention
         stdout_bytes(data)
         return
     if not output.name or output.name in (".", ".."):
-        raise fail(f"cannot write {str(output)!r}: -o needs a file name, e.g. -o {commit.session}.json")
+        suffix = "html" if fmt == "html" else "json"
+        raise fail(f"cannot write {str(output)!r}: -o needs a file name, e.g. -o {commit.session}.{suffix}")
     if not output.parent.is_dir():
         raise fail(f"cannot write {output}: directory {output.parent} does not exist; create it first")
     try:

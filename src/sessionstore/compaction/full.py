@@ -6,8 +6,10 @@ system prompts only to an empty history, so dropping them with the head would si
 A previous summary is element 0 of the next input, so successive compactions merge.
 
 When nothing precedes the tail under the budget rule (everything fits), the tail shrinks to the last
-user turn alone, so a manual compaction still compacts. When the history is a single user turn (nothing
-can precede it without splitting it), `CompactionError` says so: only tier 3 can shorten that.
+user turn alone, so a manual compaction still compacts. When the newest user turn alone is over the
+budget, or the history is that one turn, the cut falls on a step boundary inside it and its user request
+stays verbatim first: `[summary, user request, *newest steps]` (`turns.choose_tail`). Only a single turn
+with no tool step (nothing can precede its tail without splitting it) raises `CompactionError`.
 """
 
 from __future__ import annotations
@@ -21,7 +23,14 @@ from pydantic_ai.models import Model
 from sessionstore.accounting.settings import Settings
 from sessionstore.accounting.tokens import estimate_message
 from sessionstore.compaction.summarizer import summarize, summarize_async
-from sessionstore.compaction.turns import safe_cuts, select_tail, turn_starts
+from sessionstore.compaction.turns import (
+    Tail,
+    choose_tail,
+    in_turn_cut,
+    newest_request,
+    safe_cuts,
+    turn_starts,
+)
 from sessionstore.errors import CompactionError
 
 __all__ = [
@@ -73,25 +82,32 @@ def summary_message(summary: str, carried: Sequence[SystemPromptPart] = ()) -> M
     return ModelRequest(parts=[*carried, CompactionPart(content=summary)])
 
 
-def split_point(history: Sequence[ModelMessage], sizes: Sequence[int], budget: int) -> int:
-    """Where tier 2 cuts: `select_tail`, or the last safe user-turn start when that keeps everything."""
-    start = select_tail(history, sizes, budget)
-    if start == 0:
+def split_point(history: Sequence[ModelMessage], sizes: Sequence[int], budget: int) -> Tail:
+    """Where tier 2 cuts: `choose_tail`; when that keeps everything, the last safe user-turn start, or
+    for a single turn the earliest step boundary inside it that fits (so a manual compaction compacts)."""
+    tail = choose_tail(history, sizes, budget)
+    if tail.start == 0:
         safe = safe_cuts(history)
         starts = [i for i in turn_starts(history) if safe[i]]
-        start = starts[-1] if starts else 0
-    if start == 0:
+        if starts and starts[-1] > 0:
+            tail = Tail(starts[-1])
+        elif (request := newest_request(history, safe)) is not None and (
+            cut := in_turn_cut(history, sizes, request, budget)
+        ) is not None:
+            tail = Tail(cut, request)
+    if tail.start == 0:
         raise CompactionError(
             f"nothing to compact: the history ({len(history)} messages, {sum(sizes)} tokens) is one user "
-            "turn that stays verbatim; only ultimate compaction (tier 3) can shorten it"
+            "turn without a tool step that stays verbatim; only ultimate compaction (tier 3) can shorten it"
         )
-    return start
+    return tail
 
 
-def _result(history: Sequence[ModelMessage], sizes: Sequence[int], start: int, summary: str) -> FullResult:
-    head = summary_message(summary, system_parts(history[:start]))
-    messages = [head, *history[start:]]
-    new_sizes = [estimate_message(head), *sizes[start:]]
+def _result(history: Sequence[ModelMessage], sizes: Sequence[int], tail: Tail, summary: str) -> FullResult:
+    summarized = [m for i, m in enumerate(history[: tail.start]) if i != tail.request]
+    head = summary_message(summary, system_parts(summarized))
+    messages = [head, *tail.messages(history)]
+    new_sizes = [estimate_message(head), *tail.sizes(sizes)]
     return FullResult(messages, new_sizes, sum(sizes), sum(new_sizes), summary)
 
 
@@ -115,12 +131,17 @@ def full_compact(
     never modified, so a failure leaves the caller's history as it was.
     """
     _check(history, sizes)
-    start = split_point(history, sizes, min(settings.keep_recent_tokens, full_level // 2))
+    tail = split_point(history, sizes, min(settings.keep_recent_tokens, full_level // 2))
     budget = summary_budget(settings, full_level)
     summary = summarize(
-        history[:start], settings=settings, focus=focus, model=model, max_tokens=budget, later=history[start:]
+        history[: tail.start],
+        settings=settings,
+        focus=focus,
+        model=model,
+        max_tokens=budget,
+        later=tail.messages(history),
     )
-    return _result(history, sizes, start, summary)
+    return _result(history, sizes, tail, summary)
 
 
 async def full_compact_async(
@@ -134,9 +155,14 @@ async def full_compact_async(
 ) -> FullResult:
     """Async twin of `full_compact` (the summary model is awaited, not run on a nested loop)."""
     _check(history, sizes)
-    start = split_point(history, sizes, min(settings.keep_recent_tokens, full_level // 2))
+    tail = split_point(history, sizes, min(settings.keep_recent_tokens, full_level // 2))
     budget = summary_budget(settings, full_level)
     summary = await summarize_async(
-        history[:start], settings=settings, focus=focus, model=model, max_tokens=budget, later=history[start:]
+        history[: tail.start],
+        settings=settings,
+        focus=focus,
+        model=model,
+        max_tokens=budget,
+        later=tail.messages(history),
     )
-    return _result(history, sizes, start, summary)
+    return _result(history, sizes, tail, summary)

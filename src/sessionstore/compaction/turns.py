@@ -1,18 +1,24 @@
 """Turn boundaries and tool call/return pairing: where a history may be cut without breaking it.
 
-A cut at index `i` keeps `history[i:]`. It is *safe* when no tool call id has a part on both sides
-(a call before the cut whose return, or retry, is after it). Providers reject a return without its
-call, so every tier cuts only at safe points; tier 2 further cuts only at the start of a user turn.
+A cut at index `i` keeps `history[i:]`. It is *safe* when no tool call/return pair has a part on both
+sides. Pairs are matched by POSITION, not by a global id map: a return (or retried return) answers the
+newest call with its id at or before it. Tool-call ids reused across turns (FunctionModels and some
+providers restart them per run) therefore pair within their own turn and never span the history.
+Providers reject a return without its call, so every tier cuts only at safe points; tier 2 cuts at the
+start of a user turn, or, when the newest turn alone is over its budget (a long tool loop), on a step
+boundary inside it with the turn's user request kept verbatim (`choose_tail`, DESIGN §7).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from pydantic_ai.messages import (
     CompactionPart,
     ModelMessage,
     ModelRequest,
+    ModelResponse,
     ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
@@ -21,12 +27,17 @@ from pydantic_ai.messages import (
 from sessionstore.accounting.thresholds import over_threshold
 
 __all__ = [
+    "Tail",
+    "choose_tail",
+    "in_turn_cut",
     "is_summary_request",
     "last_user_request",
+    "newest_request",
     "orphans",
     "pairs_intact",
     "safe_cuts",
     "select_tail",
+    "step_boundaries",
     "turn_starts",
 ]
 
@@ -71,38 +82,57 @@ def _tool_ids(msg: ModelMessage) -> list[tuple[str, bool]]:
     return out
 
 
-def orphans(history: Sequence[ModelMessage]) -> set[str]:
-    """Tool call ids that have a call without any return/retry, or a return/retry without a call."""
-    calls: set[str] = set()
-    returns: set[str] = set()
-    for msg in history:
+def _pairs(history: Sequence[ModelMessage]) -> tuple[list[list[int]], set[str]]:
+    """Positional pairing: ([first, last] message span of each call with its returns, orphan ids).
+
+    A return pairs with the newest call with its id at or before it (a second return of the same call,
+    e.g. after a retry, extends that call's span); a call answered by no return, or a return with no
+    call before it, is an orphan.
+    """
+    spans: list[list[int]] = []
+    answered: list[bool] = []
+    newest: dict[str, int] = {}  # id -> index into spans of the newest call with that id
+    orphan: set[str] = set()
+    for i, msg in enumerate(history):
         for tool_call_id, is_call in _tool_ids(msg):
-            (calls if is_call else returns).add(tool_call_id)
-    return calls ^ returns
+            if is_call:
+                previous = newest.get(tool_call_id)
+                if previous is not None and not answered[previous]:
+                    orphan.add(tool_call_id)  # an earlier call with this id was never answered
+                newest[tool_call_id] = len(spans)
+                spans.append([i, i])
+                answered.append(False)
+            else:
+                k = newest.get(tool_call_id)
+                if k is None:
+                    orphan.add(tool_call_id)
+                else:
+                    spans[k][1] = i
+                    answered[k] = True
+    orphan.update(tool_call_id for tool_call_id, k in newest.items() if not answered[k])
+    return spans, orphan
+
+
+def orphans(history: Sequence[ModelMessage]) -> set[str]:
+    """Tool call ids with a call no return answers, or a return with no call before it."""
+    return _pairs(history)[1]
 
 
 def pairs_intact(history: Sequence[ModelMessage]) -> bool:
-    """True when every ToolCallPart has its ToolReturnPart (or retry) and vice versa."""
+    """True when every ToolCallPart has its ToolReturnPart after it and every return its call."""
     return not orphans(history)
 
 
 def safe_cuts(history: Sequence[ModelMessage]) -> list[bool]:
     """`safe[i]` says whether keeping `history[i:]` splits no call/return pair; len = len(history)+1.
 
-    Linear: each id spans [first, last] message index; cuts strictly inside a span are unsafe, marked
-    with a difference array instead of per-cut scans.
+    Linear: each pair spans [call, last return] message indices; cuts strictly inside a span are
+    unsafe, marked with a difference array instead of per-cut scans.
     """
-    spans: dict[str, list[int]] = {}
-    for i, msg in enumerate(history):
-        for tool_call_id, _ in _tool_ids(msg):
-            span = spans.get(tool_call_id)
-            if span is None:
-                spans[tool_call_id] = [i, i]
-            else:
-                span[1] = i
+    spans, _ = _pairs(history)
     n = len(history)
     diff = [0] * (n + 2)
-    for lo, hi in spans.values():
+    for lo, hi in spans:
         if hi > lo:
             diff[lo + 1] += 1
             diff[hi + 1] -= 1
@@ -114,19 +144,24 @@ def safe_cuts(history: Sequence[ModelMessage]) -> list[bool]:
     return safe
 
 
+def _candidates(history: Sequence[ModelMessage], safe: Sequence[bool]) -> list[int]:
+    candidates = [i for i in turn_starts(history) if safe[i]]
+    if not candidates or candidates[0] != 0:
+        candidates.insert(0, 0)
+    return candidates
+
+
 def select_tail(history: Sequence[ModelMessage], sizes: Sequence[int], budget: int) -> int:
     """Start index of the verbatim tail: the newest whole user turns within `budget` tokens.
 
     Cuts only at a turn start that splits no pair (or at 0, keeping everything). The newest such cut is
     taken whatever its size, so the last user request is always in the tail even when it alone is
-    larger than the budget (tier 3 deals with size). Returns 0 when the whole history is the tail.
+    larger than the budget (`choose_tail` then cuts inside it). Returns 0 when the whole history is the
+    tail.
     """
     if not history:
         return 0
-    safe = safe_cuts(history)
-    candidates = [i for i in turn_starts(history) if safe[i]]
-    if not candidates or candidates[0] != 0:
-        candidates.insert(0, 0)
+    candidates = _candidates(history, safe_cuts(history))
     start = candidates[-1]
     suffix = sum(sizes[start:])
     for cut in reversed(candidates[:-1]):
@@ -135,3 +170,80 @@ def select_tail(history: Sequence[ModelMessage], sizes: Sequence[int], budget: i
             break
         start = cut
     return start
+
+
+def step_boundaries(
+    history: Sequence[ModelMessage], request: int, safe: Sequence[bool] | None = None
+) -> list[int]:
+    """Step boundaries inside the turn that `history[request]` starts: indices `j` of a response that
+    follows a request (after a tool return, before the next response), past the turn's first response,
+    where keeping `[history[request], *history[j:]]` splits no pair."""
+    safe = safe if safe is not None else safe_cuts(history)
+    return [
+        j
+        for j in range(request + 2, len(history))
+        if isinstance(history[j], ModelResponse) and isinstance(history[j - 1], ModelRequest) and safe[j]
+    ]
+
+
+def in_turn_cut(
+    history: Sequence[ModelMessage], sizes: Sequence[int], request: int, budget: int
+) -> int | None:
+    """Where to cut inside the turn starting at `request`: the earliest step boundary whose tail
+    `[request, *history[j:]]` fits `budget`, else the newest boundary (the newest step stays whatever
+    its size; tier 3 deals with size). None when the turn has no inner boundary."""
+    boundaries = step_boundaries(history, request)
+    if not boundaries:
+        return None
+    suffix = sizes[request] + sum(sizes[boundaries[-1] :])
+    chosen = boundaries[-1]
+    for k in range(len(boundaries) - 2, -1, -1):
+        suffix += sum(sizes[boundaries[k] : boundaries[k + 1]])
+        if over_threshold(suffix, budget):
+            break
+        chosen = boundaries[k]
+    return chosen
+
+
+@dataclass(frozen=True)
+class Tail:
+    """Tier 2's verbatim tail: `history[start:]`, preceded by `history[request]` when the cut falls
+    inside the newest turn (then `request < start - 1` and the messages between are summarized)."""
+
+    start: int
+    request: int | None = None
+
+    def indices(self, n: int) -> list[int]:
+        head = [] if self.request is None else [self.request]
+        return [*head, *range(self.start, n)]
+
+    def messages(self, history: Sequence[ModelMessage]) -> list[ModelMessage]:
+        return [history[i] for i in self.indices(len(history))]
+
+    def sizes(self, sizes: Sequence[int]) -> list[int]:
+        return [sizes[i] for i in self.indices(len(sizes))]
+
+
+def choose_tail(history: Sequence[ModelMessage], sizes: Sequence[int], budget: int) -> Tail:
+    """The tail of DESIGN §7: the newest whole user turns within `budget`; when the newest turn alone
+    is over `budget` (a long tool loop), a cut on a step boundary inside it, keeping its user request.
+
+    `Tail(0)` means the whole history fits (or cannot be cut at all): nothing precedes the tail.
+    """
+    if not history:
+        return Tail(0)
+    start = select_tail(history, sizes, budget)
+    if not over_threshold(sum(sizes[start:]), budget):
+        return Tail(start)
+    request = newest_request(history)
+    if request is None:
+        return Tail(start)
+    cut = in_turn_cut(history, sizes, request, budget)
+    return Tail(start) if cut is None else Tail(cut, request)
+
+
+def newest_request(history: Sequence[ModelMessage], safe: Sequence[bool] | None = None) -> int | None:
+    """Index of the newest user request that starts a turn at a safe cut, or None."""
+    safe = safe if safe is not None else safe_cuts(history)
+    starts = [i for i in turn_starts(history) if safe[i] and _has_user_prompt(history[i])]
+    return starts[-1] if starts else None

@@ -23,6 +23,10 @@ What is read, and why (checked against real transcripts):
   `summary` (titles), `file-history-snapshot`, `queue-operation`, `progress`, and other
   `isVisibleInTranscriptOnly` lines (shown to the person, never sent to the model).
 - Lines are taken in file order; a rewound branch left in the file (`parentUuid` fork) is not pruned.
+- Tool-call ids: a `tool_use` id seen before in the file (Claude Code reuses ids across resumed
+  sessions) gets a suffix (`toolu_x~2`, `~3`, ...), and each `tool_result` goes to the oldest call of
+  its id still unanswered, so every call keeps its own return. A `tool_use` without an id or name, or
+  a `tool_result` without a `tool_use_id`, is refused naming its line (nothing could pair it).
 - Blocks: `text` -> UserPromptPart/TextPart, `thinking` -> ThinkingPart (signature kept),
   `redacted_thinking` -> ThinkingPart(id='redacted_thinking', signature=data) as pydantic-ai's
   Anthropic model does, `tool_use` -> ToolCallPart (id and input kept), `server_tool_use` and
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -60,7 +65,8 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.usage import RequestUsage
 
-from sessionstore.formats.transcripts import (
+from sessionstore.errors import ImportFormatError
+from sessionstore.formats.common import (
     ImportedTranscript,
     as_str,
     build_transcript,
@@ -82,9 +88,10 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 def read_claude_code(path: Path, text: str) -> ImportedTranscript:
     """Convert a Claude Code JSONL transcript (already read as `text`) into steps."""
-    builder = _Builder()
+    builder = _Builder(path=path)
     session_id: str | None = None
-    for _number, line in iter_jsonl(path, text, "Claude Code"):
+    for number, line in iter_jsonl(path, text, "Claude Code"):
+        builder.line = number
         kind = line.get("type")
         if kind not in ("user", "assistant", "system") or line.get("isSidechain"):
             continue
@@ -121,6 +128,9 @@ class _Response:
 class _Builder:
     """Folds lines into messages: the open response, then the pending request that follows it."""
 
+    path: Path
+    line: int = 0
+    """The line being read, for errors."""
     out: list[ModelMessage] = field(default_factory=list)
     response: _Response | None = None
     request: list[ModelRequestPart] = field(default_factory=list)
@@ -130,6 +140,10 @@ class _Builder:
     tool_names: dict[str, str] = field(default_factory=dict)
     compact_metadata: Any = None
     last_time: datetime = _EPOCH
+    uses: dict[str, int] = field(default_factory=dict)
+    """How many tool_use blocks carried each id so far."""
+    unanswered: dict[str, deque[str]] = field(default_factory=dict)
+    """Per id as written: the ids given to its calls that no tool_result answered yet, oldest first."""
 
     def assistant(self, message: dict[str, Any], when: datetime) -> None:
         if message.get("model") == "<synthetic>":
@@ -226,12 +240,21 @@ class _Builder:
                 provider_name="anthropic",
             )
         if kind in ("tool_use", "server_tool_use"):
-            call_id, name = as_str(block.get("id")) or "", as_str(block.get("name")) or "unknown"
+            written, name = as_str(block.get("id")), as_str(block.get("name"))
+            if not written or not name:
+                missing = " and ".join(w for w, v in (("an id", written), ("a name", name)) if not v)
+                raise ImportFormatError(
+                    f"{self.path}: line {self.line}: a {kind} block without {missing}; no result could be "
+                    "paired with it: repair or remove that line"
+                )
             args = block.get("input") if isinstance(block.get("input"), dict) else {}
             if kind == "server_tool_use":
                 return NativeToolCallPart(
-                    tool_name=name, args=args, tool_call_id=call_id, provider_name="anthropic"
+                    tool_name=name, args=args, tool_call_id=written, provider_name="anthropic"
                 )
+            n = self.uses[written] = self.uses.get(written, 0) + 1
+            call_id = written if n == 1 else f"{written}~{n}"  # a reused id: this call keeps its own return
+            self.unanswered.setdefault(written, deque()).append(call_id)
             self.tool_names[call_id] = name
             return ToolCallPart(tool_name=name, args=args, tool_call_id=call_id)
         if isinstance(kind, str) and kind.endswith("_tool_result"):
@@ -244,7 +267,14 @@ class _Builder:
         return TextPart(content=f"[{kind} block]")
 
     def _tool_return(self, block: dict[str, Any], when: datetime) -> ToolReturnPart:
-        call_id = as_str(block.get("tool_use_id")) or ""
+        written = as_str(block.get("tool_use_id"))
+        if not written:
+            raise ImportFormatError(
+                f"{self.path}: line {self.line}: a tool_result block without a tool_use_id; it answers no "
+                "call: repair or remove that line"
+            )
+        waiting = self.unanswered.get(written)
+        call_id = waiting.popleft() if waiting else written  # an orphan keeps its id (and is dropped)
         return ToolReturnPart(
             tool_name=self.tool_names.get(call_id, "unknown"),
             content=_tool_content(block.get("content")),

@@ -48,7 +48,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.usage import RequestUsage
 
-from sessionstore.formats.transcripts import (
+from sessionstore.formats.common import (
     ImportedTranscript,
     as_str,
     build_transcript,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import Any
 
 from ..accounting.settings import Settings
 from ..plumbing.names import check_name
@@ -111,20 +112,21 @@ def append_session_summary(
     path: Path,
     session: str,
     summary: str,
-    settings: Settings | None = None,
+    settings: Settings,
     *,
     today: date | None = None,
     compress: bool = False,
+    model: Any = None,
 ) -> MemoryUpdate:
-    """Add `- DATE SESSION: SUMMARY` under Session notes; clamp to the caps (compress first if asked)."""
+    """Add `- DATE SESSION: SUMMARY` under Session notes; clamp to the caps (compress first if asked,
+    with `model`, default `settings.model`). `settings` are the store's or the CLI's: never defaults."""
     check_name(session)
-    settings = settings or Settings()
     original = read_memory_file(path)
     lines = split_lines(redact(original))
     bullet = session_bullet(today or datetime.now(UTC).date(), session, one_line_summary(summary))
     lines = add_session_bullet(lines, bullet)
     if compress and settings.memory_compression_enabled and at_cap(lines, settings):
-        result = compress_lines(lines, settings)
+        result = compress_lines(lines, settings, model=model)
         lines, removed, method, notes = result.lines, result.removed, result.method, result.notes
     else:
         lines, removed = remove_exact_duplicates(lines)
@@ -149,7 +151,13 @@ def append_session_summary(
 
 
 def record_session_end(
-    memory_path: Path, session_name: str, summary_text: str, settings: Settings, *, today: date | None = None
+    memory_path: Path,
+    session_name: str,
+    summary_text: str,
+    settings: Settings,
+    *,
+    today: date | None = None,
+    model: Any = None,
 ) -> MemoryUpdate:
     """Append the session's dated bullet to MEMORY.md, compressing when the file reached its caps.
 
@@ -161,5 +169,5 @@ def record_session_end(
             path=memory_path, notes=[f"no {memory_path}: run `session memory init` to start one"]
         )
     return append_session_summary(
-        memory_path, session_name, summary_text, settings, today=today, compress=True
+        memory_path, session_name, summary_text, settings, today=today, compress=True, model=model
     )

@@ -11,7 +11,76 @@ import os
 import stat
 from pathlib import Path
 
+from ..errors import SessionStoreError
+
 _datasync = getattr(os, "fdatasync", os.fsync)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+FILE_MODE = 0o666
+"""Mode every store file is created with; the kernel applies the process umask (as git does)."""
+
+
+def check_store_dir(path: Path) -> None:
+    """Refuse a store subdirectory (`objects`, `logs`, `refs`, `locks`, ...) that is a symlink.
+
+    Nothing is read or written through one (DESIGN §2): a linked `locks/` would create files in its
+    target, a linked `objects/` would take blobs out of the store. A missing directory, or a file in
+    its place, passes: the operation that needs it fails on it and says so itself.
+    """
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    if stat.S_ISLNK(st.st_mode):
+        raise SessionStoreError(
+            f"store directory {path} is a symlink: nothing is read or written through it; "
+            "replace it with a real directory (move the target's contents in)"
+        )
+
+
+def read_regular(path: Path, *, what: str) -> bytes:
+    """The bytes of the regular file `path`: opened without following a link or blocking on a FIFO,
+    checked to be a regular file by `fstat`, and read up to the size fstat gave, never further.
+
+    `FileNotFoundError` if it is absent; `SessionStoreError` naming `what` if it is anything but a
+    regular file (a directory, FIFO, device, socket or symlink), so a hostile entry can neither hang
+    the reader nor feed it an endless stream.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError as err:
+        if isinstance(err, FileNotFoundError):
+            raise
+        raise SessionStoreError(
+            f"{what} at {path} is not a regular file ({err.strerror or err}): move it aside"
+        ) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SessionStoreError(
+                f"{what} at {path} is not a regular file ({file_kind(st.st_mode)}): move it aside"
+            )
+        chunks = []
+        left = st.st_size
+        while left > 0:
+            chunk = os.read(fd, left)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def file_kind(mode: int) -> str:
+    """A word for what a non-regular directory entry is, for messages."""
+    for test, word in (
+        (stat.S_ISDIR, "a directory"), (stat.S_ISLNK, "a symlink"), (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+    ):  # fmt: skip
+        if test(mode):
+            return word
+    return "a regular file" if stat.S_ISREG(mode) else "not a regular file"
 
 
 def fsync_dir(path: Path) -> None:
@@ -25,9 +94,15 @@ def fsync_dir(path: Path) -> None:
 
 def write_temp(directory: Path, data: bytes, *, prefix: str = ".tmp-") -> Path:
     """Write `data` to a fresh, fsynced temp file in `directory` and return its path."""
-    import tempfile  # writers only: read-only commands never pay for it
+    import secrets  # writers only: read-only commands never pay for it
 
-    fd, name = tempfile.mkstemp(dir=directory, prefix=prefix)
+    while True:  # like mkstemp, but created with FILE_MODE so the umask decides (mkstemp is 0600)
+        name = os.path.join(directory, prefix + secrets.token_hex(8))
+        try:
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, FILE_MODE)
+            break
+        except FileExistsError:
+            continue
     try:
         view = memoryview(data)
         while view:
@@ -45,15 +120,16 @@ def atomic_replace(path: Path, data: bytes, *, prefix: str = ".tmp-") -> None:
     """Replace `path` with `data` so a crash leaves either the old or the new file, never a mix.
 
     The file keeps the permission bits of the one it replaces (a hook script stays executable); a new
-    file gets 0o644, not the 0o600 of the temp file it starts as.
+    file gets 0o666 less the umask, as every store file does.
     """
     try:
-        mode = stat.S_IMODE(path.stat().st_mode)
+        mode: int | None = stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:
-        mode = 0o644
+        mode = None
     tmp = write_temp(path.parent, data, prefix=prefix)
     try:
-        os.chmod(tmp, mode)
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -85,7 +161,7 @@ def append_durable(path: Path, data: bytes) -> int:
     A failure part-way truncates back to the old size, so no partial line is left behind by us; a crash
     can still leave one, which readers treat as a torn tail.
     """
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | _NOFOLLOW, FILE_MODE)
     try:
         offset = os.fstat(fd).st_size
         try:
@@ -105,7 +181,7 @@ def append_durable(path: Path, data: bytes) -> int:
 
 def truncate_durable(path: Path, size: int) -> None:
     """Cut `path` back to `size` bytes (torn-tail repair) and sync it."""
-    fd = os.open(path, os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0))
+    fd = os.open(path, os.O_WRONLY | _NOFOLLOW)
     try:
         os.ftruncate(fd, size)
         _datasync(fd)

@@ -1,27 +1,47 @@
-"""Per-session and store-wide locks (`filelock`), never followed through symlinks.
+"""Per-session and store-wide locks, never followed through symlinks, and the writers-vs-gc lock.
 
-Writers of one session serialize on `locks/<session>.lock`; gc holds `locks/.store.lock` while it
-deletes (a leading dot, which no session name has, so a session named "store" locks its own file).
-Each acquisition opens its own lock file descriptor, so two threads of one process exclude each other
-exactly as two processes do. Readers take no lock.
+Writers of one session serialize on `locks/<session>.lock` (filelock); gc holds `locks/.store.lock`
+while it runs (a leading dot, which no session name has, so a session named "store" locks its own
+file). Each acquisition opens its own lock file descriptor, so two threads of one process exclude each
+other exactly as two processes do. Readers take no lock.
+
+Writers and gc also exclude each other for the window between writing a blob and appending the commit
+line that reaches it (DESIGN §2): otherwise gc sees a fresh blob no log reaches yet and deletes it, and
+no grace period is short enough to be safe. `filelock` has no shared mode, so this is `fcntl.flock` on
+`locks/.gc.lock`: every session lock holds it shared (`store_writes`) for as long as the session lock
+is held, and gc takes it exclusive (`gc_exclusive`) while it reads the logs and prunes. A turnstile,
+`locks/.gc-turn.lock`, keeps a stream of overlapping writers from starving gc: writers pass it shared
+on their way in, gc holds it exclusive, so once gc is waiting no new writer enters and the ones inside
+finish. Both sides give up after the lock timeout with `LockTimeout`.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
 import stat
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import LockTimeout, SessionStoreError
+from .fsutil import check_store_dir
 from .names import check_name
 
 STORE_LOCK = ".store"
 """The store-wide lock's name: not a valid session name, so it can never be one session's lock."""
 MEMORY_LOCK = ".memory"
 """Serializes read-modify-write of the team's MEMORY.md by the sessions of one store."""
-_RESERVED = frozenset({STORE_LOCK, MEMORY_LOCK})
+GC_LOCK = ".gc"
+"""Held shared by every writer between blob and commit line, exclusive by gc while it prunes."""
+GC_TURNSTILE = ".gc-turn"
+"""Passed shared by writers on their way in and held exclusive by gc, so gc is never starved."""
+_RESERVED = frozenset({STORE_LOCK, MEMORY_LOCK, GC_LOCK, GC_TURNSTILE})
+_held = threading.local()
+"""Per thread: how many `store_writes` holds are open (nested session locks take the gc lock once)."""
 
 
 def _refuse_symlink(path: Path) -> None:
@@ -37,9 +57,14 @@ def _refuse_symlink(path: Path) -> None:
 
 @contextmanager
 def locked(locks_dir: Path, name: str, timeout: float, *, what: str | None = None) -> Iterator[None]:
-    """Hold the lock `locks_dir/<name>.lock` for the block; `LockTimeout` names what was locked."""
+    """Hold the lock `locks_dir/<name>.lock` for the block; `LockTimeout` names what was locked.
+
+    A session's lock (any `name` but the reserved store-wide ones) also holds `store_writes` for the
+    block, so everything written under a session lock is safe from a concurrent gc.
+    """
     if name not in _RESERVED:
         check_name(name)
+    check_store_dir(locks_dir)
     from filelock import FileLock, Timeout  # here, not at the top: read-only commands never lock
 
     path = locks_dir / f"{name}.lock"
@@ -60,6 +85,100 @@ def locked(locks_dir: Path, name: str, timeout: float, *, what: str | None = Non
         ) from None
     try:
         _refuse_symlink(path)  # swapped for a link between the check and the open: give up
-        yield
+        if name in _RESERVED:
+            yield
+        else:
+            with store_writes(locks_dir, timeout):
+                yield
     finally:
         lock.release()
+
+
+def _open_lock(locks_dir: Path, name: str) -> int:
+    path = locks_dir / f"{name}.lock"
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
+    except OSError as err:
+        if err.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR):
+            _refuse_symlink(path)
+        raise SessionStoreError(
+            f"cannot lock {path}: {err.strerror or err}; the store must be writable (check its permissions)"
+        ) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        _refuse_symlink(path)
+    return fd
+
+
+def _flock(fd: int, mode: int, timeout: float, what: str) -> None:
+    """`flock(fd, mode)`, polling until `timeout` seconds have passed, then `LockTimeout`."""
+    deadline = time.monotonic() + timeout
+    pause = 0.001
+    while True:
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise LockTimeout(
+                    f"{what} (waited {timeout:g}s): retry when it finishes, or raise lock_timeout_s"
+                ) from None
+            time.sleep(pause)
+            pause = min(pause * 2, 0.02)
+
+
+@contextmanager
+def store_writes(locks_dir: Path, timeout: float) -> Iterator[None]:
+    """Hold the writers' side of the gc lock: gc prunes nothing while the block runs.
+
+    Take it around the window from writing a blob to appending (and syncing) the commit line that
+    reaches it. Every `locked()` session lock already holds it; nesting in one thread takes it once.
+    """
+    if getattr(_held, "depth", 0):
+        _held.depth += 1
+        try:
+            yield
+        finally:
+            _held.depth -= 1
+        return
+    check_store_dir(locks_dir)
+    turn = _open_lock(locks_dir, GC_TURNSTILE)
+    try:
+        gate = _open_lock(locks_dir, GC_LOCK)
+    except BaseException:
+        os.close(turn)
+        raise
+    try:
+        busy = "the store is being garbage-collected (`session gc` holds it)"
+        _flock(turn, fcntl.LOCK_SH, timeout, busy)
+        try:
+            _flock(gate, fcntl.LOCK_SH, timeout, busy)
+        finally:
+            os.close(turn)  # closing drops the turnstile: it is only passed through
+            turn = -1
+        _held.depth = 1
+        try:
+            yield
+        finally:
+            _held.depth = 0
+    finally:
+        if turn >= 0:
+            os.close(turn)
+        os.close(gate)  # closing the descriptor releases the flock
+
+
+@contextmanager
+def gc_exclusive(locks_dir: Path, timeout: float) -> Iterator[None]:
+    """Hold gc's side: no writer is between a blob and its commit line while the block runs."""
+    check_store_dir(locks_dir)
+    turn = _open_lock(locks_dir, GC_TURNSTILE)
+    gate = -1
+    try:
+        gate = _open_lock(locks_dir, GC_LOCK)
+        _flock(turn, fcntl.LOCK_EX, timeout, "gc waited for writers to let it in")
+        _flock(gate, fcntl.LOCK_EX, timeout, "gc waited for writers to finish their commits")
+        yield
+    finally:
+        if gate >= 0:
+            os.close(gate)
+        os.close(turn)

@@ -7,15 +7,21 @@ Replay state: a commit with `blobs` is a *reset point* (compaction, checkout, fo
 concatenation of those blobs. Any other commit adds its `blob` to its parent's state. So loading reads
 the log backwards to the newest reset point and never further: O(messages since the last reset).
 
-Torn tail: a last line without its newline, or whose id does not verify, is what a crash mid-append
-leaves. Readers ignore it; the next writer truncates it under the session lock. Damage anywhere else
-is `CorruptLogError`, never skipped.
+Torn tail: only a last line WITHOUT its newline is what a crash mid-append leaves (DESIGN §2).
+Readers ignore it; the next writer truncates it under the session lock. A newline-terminated line
+whose id does not verify is damage wherever it is, the last line included: `CorruptLogError`, never
+skipped and never cut. So is a last line that lacks its newline but would verify without its last
+byte (a flipped newline, not a crash). A log holding git's conflict markers (`<<<<<<<`, `=======`,
+`>>>>>>>`) is `MergeConflictError`: two clones appended to one session, and `session fsck --repair`
+splits it into both sessions.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,12 +31,27 @@ from typing import Any
 import orjson
 
 from ..errors import CorruptLogError, StaleSessionError
-from .fsutil import append_durable, truncate_durable
+from .fsutil import append_durable, check_store_dir, read_regular, truncate_durable
 
-RESET_KINDS = frozenset({"compaction", "checkout", "fork"})
 _HEAD_READ = 1 << 16
 """Bytes `head()` reads from the end of a log: many commit lines, whatever the log's length."""
 _CORE = ("parent", "seq", "kind", "blob", "count", "tokens", "usage", "time")
+
+
+_MARKERS = (b"<<<<<<<", b"=======", b">>>>>>>", b"|||||||")
+"""How git's merge starts the lines it adds to a conflicted text file."""
+
+
+class MergeConflictError(CorruptLogError):
+    """A log holding git conflict markers: two clones appended to one session (DESIGN §2)."""
+
+
+_MARKER_LINE = re.compile(rb"(?m)^(<<<<<<<|=======|>>>>>>>|\|\|\|\|\|\|\|)(?: [^\n]*)?\r?$")
+
+
+def is_conflict_marker(line: bytes) -> bool:
+    """True for a line git's merge writes around a conflict (`<<<<<<< HEAD`, `=======`, ...)."""
+    return line.startswith(_MARKERS) and _MARKER_LINE.fullmatch(line) is not None
 
 
 def canonical(obj: Any) -> bytes:
@@ -152,16 +173,31 @@ class Log:
         return self.path.is_file()
 
     def _bytes(self) -> bytes:
+        check_store_dir(self.path.parent)
         try:
-            return self.path.read_bytes()
+            return read_regular(self.path, what=f"log of session {self.session!r}")
         except FileNotFoundError:
             return b""
 
     def _damage(self, data: bytes, offset: int, why: str) -> CorruptLogError:
+        if conflict := self._conflict(data):
+            return conflict
         lineno = data.count(b"\n", 0, offset) + 1
         return CorruptLogError(
             f"log of session {self.session!r} is damaged at line {lineno} ({why}): restore "
             f"{self.path} from git or a backup; `session fsck` lists every problem"
+        )
+
+    def _conflict(self, data: bytes) -> MergeConflictError | None:
+        """The merge-conflict error if `data` holds a git conflict marker line, else None."""
+        found = _MARKER_LINE.search(data)
+        if found is None:
+            return None
+        lineno = data.count(b"\n", 0, found.start()) + 1
+        return MergeConflictError(
+            f"log of session {self.session!r} holds a git merge conflict (line {lineno}: "
+            f"{found[1].decode()}): run `session fsck --repair` to split it into {self.session!r} (ours) "
+            f"and {self.session + '-<id>'!r} (theirs); nothing is lost"
         )
 
     def _lines_backward(self, data: bytes) -> Iterator[tuple[int, bytes, bool]]:
@@ -169,7 +205,13 @@ class Log:
         end = len(data)
         last = True
         if end and not data.endswith(b"\n"):
-            end = data.rfind(b"\n") + 1  # torn: no newline; the line before it is whole data
+            start = data.rfind(b"\n") + 1
+            torn = data[start:]
+            if len(torn) > 1 and parse_line(torn[:-1], self.session, start) is not None:
+                raise self._damage(data, start, "its newline was overwritten: this is no crash")
+            if is_conflict_marker(torn):
+                raise self._damage(data, start, "a merge conflict")
+            end = start  # torn: no newline; the line before it is whole data
             last = False
         while end > 0:
             start = data.rfind(b"\n", 0, end - 1) + 1
@@ -177,23 +219,26 @@ class Log:
             last = False
             end = start
 
-    def scan(self, *, since_reset: bool, end: int | None = None) -> tuple[list[Commit], int]:
+    def scan(
+        self, *, since_reset: bool, end: int | None = None, data: bytes | None = None
+    ) -> tuple[list[Commit], int]:
         """Commits oldest first (all, or from the newest reset point) and the valid byte length.
 
         `end` stops the scan at a byte offset (the end of an earlier commit's line). The chain is
-        verified over every commit returned; a bad last line is a torn tail (ignored).
+        verified over every commit returned; only a last line without its newline is a torn tail
+        (ignored: the valid length excludes it). Any line that does not verify is `CorruptLogError`
+        (`MergeConflictError` for git's conflict markers). `data` scans those bytes instead of the
+        file (fsck checks a log it is about to write).
         """
-        data = self._bytes()
+        if data is None:
+            data = self._bytes()
         if end is not None:
             data = data[:end]
         out: list[Commit] = []
         valid_end = len(data) if data.endswith(b"\n") or not data else data.rfind(b"\n") + 1
-        for offset, line, is_last in self._lines_backward(data):
+        for offset, line, _ in self._lines_backward(data):
             commit = parse_line(line, self.session, offset)
             if commit is None:
-                if is_last:
-                    valid_end = offset
-                    continue
                 raise self._damage(data, offset, "its id does not verify")
             if out and (out[-1].parent != commit.id or out[-1].seq != commit.seq + 1):
                 raise self._damage(data, out[-1].offset, "it does not follow the line before it")
@@ -205,42 +250,67 @@ class Log:
             raise self._damage(data, 0, "the first commit has a parent")
         return out, valid_end
 
-    def head(self) -> Commit | None:
-        """The newest acknowledged commit (cheap: reads back from the end of the file only)."""
+    def size(self) -> int:
+        """The log's length in bytes (0 when it does not exist)."""
         try:
-            fd = os.open(self._file, os.O_RDONLY)
+            return os.lstat(self.path).st_size
+        except FileNotFoundError:
+            return 0
+
+    def head(self) -> Commit | None:
+        """The newest acknowledged commit (cheap: reads back from the end of the file only).
+
+        `CorruptLogError` when the last whole line does not verify (`MergeConflictError` for a
+        conflict marker): damage at the end is never taken for a shorter history.
+        """
+        check_store_dir(self.path.parent)  # one lstat: a linked logs/ is never read through
+        try:
+            fd = os.open(self._file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except FileNotFoundError:
             return None
+        except OSError:
+            self._bytes()  # a symlink or a FIFO: let the regular-file check name it
+            raise
         try:  # one fstat and one pread: `session list` does this for every session
-            size = os.fstat(fd).st_size
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                self._bytes()  # names what it is
+            size = st.st_size
             start = max(0, size - _HEAD_READ)
             data = os.pread(fd, size - start, start)
         finally:
             os.close(fd)
         if start:
             cut = data.find(b"\n") + 1  # the bytes before the first newline belong to an earlier line
-            for offset, line, is_last in self._lines_backward(data[cut:] if cut else b""):
+            window = data[cut:] if cut else b""
+            for offset, line, _ in self._lines_backward(window):
                 commit = parse_line(line, self.session, start + cut + offset)
                 if commit is not None:
                     return commit
-                if not is_last:
-                    break
+                break
             data = self._bytes()  # a last line longer than the window, or damage: read it all
-        for offset, line, is_last in self._lines_backward(data):
+        for offset, line, _ in self._lines_backward(data):
             commit = parse_line(line, self.session, offset)
             if commit is not None:
                 return commit
-            if not is_last:
-                raise self._damage(data, offset, "its id does not verify")
+            raise self._damage(data, offset, "its id does not verify")
         return None
 
     def read_at(self, offset: int) -> Commit:
         """The commit whose line starts at `offset` (what a checkpoint ref points at)."""
+        check_store_dir(self.path.parent)
         with open(self.path, "rb") as f:
             f.seek(offset)
             line = f.readline()
+            size = os.fstat(f.fileno()).st_size
         commit = parse_line(line.rstrip(b"\n"), self.session, offset) if line.endswith(b"\n") else None
         if commit is None:
+            if offset >= size:
+                raise CorruptLogError(
+                    f"the log of session {self.session!r} ends at byte {size}, before byte {offset} that a "
+                    f"checkpoint points at: acknowledged commits are missing (the log was truncated); "
+                    f"restore {self.path} from git or a backup"
+                )
             raise CorruptLogError(
                 f"no commit at byte {offset} of the log of session {self.session!r}: run `session fsck`"
             )
@@ -252,17 +322,17 @@ class Log:
         Checks that the on-disk head is still `expected` (else `StaleSessionError`), truncates a torn
         tail left by a crash, then appends and syncs. Returns the acknowledged commit.
         """
-        size = self.path.stat().st_size if self.path.exists() else 0
+        check_store_dir(self.path.parent)
+        size = self.size()
         want = expected.end if expected else 0
         if size < want or (expected and self._line_id(expected) != expected.id):
-            raise self._stale()
+            raise self._stale()  # names damage first, if that is what moved the head
         if size > want:
             with open(self.path, "rb") as f:
                 f.seek(want)
                 rest = f.read()
-            first = rest.split(b"\n", 1)
-            if len(first) == 2 and parse_line(first[0], self.session, want) is not None:
-                raise self._stale()  # a whole, valid commit follows ours: another writer moved on
+            if b"\n" in rest:  # a whole line follows ours: another writer's commit, or damage
+                raise self._stale()  # another writer moved on, or damage (named first)
             truncate_durable(self.path, want)  # torn tail from a crash: not data
         offset = append_durable(self.path, line)
         body = dict(body)
@@ -271,25 +341,42 @@ class Log:
         return Commit(id=cid, **core, extra=body, session=self.session, offset=offset, size=len(line))
 
     def _line_id(self, commit: Commit) -> str | None:
+        """The id on `commit`'s line as it is on disk now, None if the line (or the newline that ends
+        the line before it) no longer verifies."""
+        before = 1 if commit.offset > 0 else 0
         with open(self.path, "rb") as f:
-            f.seek(commit.offset)
-            line = f.read(commit.size)
+            f.seek(commit.offset - before)
+            line = f.read(commit.size + before)
+        if before and not line.startswith(b"\n"):
+            return None
+        line = line[before:]
         parsed = parse_line(line.rstrip(b"\n"), self.session, commit.offset) if line.endswith(b"\n") else None
         return parsed.id if parsed else None
 
     def _stale(self) -> StaleSessionError:
+        """StaleSessionError, unless the log is damaged or conflicted: then that error is raised."""
+        self.scan(since_reset=False)
         return StaleSessionError(
             f"session {self.session!r} changed on disk since it was loaded: reload it "
             "(store.session(name)) and retry"
         )
 
-    def repair_tail(self) -> bool:
-        """Truncate a torn tail (caller holds the lock); True if something was cut."""
+    def torn_tail(self) -> bytes:
+        """The bytes after the last newline (a crash's unfinished line), b"" if none."""
+        data = self._bytes()
+        return data[data.rfind(b"\n") + 1 :]
+
+    def repair_tail(self) -> int:
+        """Truncate a torn tail (caller holds the lock); the number of bytes cut (0: nothing).
+
+        Only a last line without its newline is cut; `scan` raises first on any other damage.
+        """
         _, valid_end = self.scan(since_reset=False)
-        if self.path.exists() and self.path.stat().st_size > valid_end:
+        size = self.size()
+        if size > valid_end:
             truncate_durable(self.path, valid_end)
-            return True
-        return False
+            return size - valid_end
+        return 0
 
     def remove(self) -> None:
         os.unlink(self.path)

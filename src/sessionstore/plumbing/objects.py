@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import stat
 from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from pathlib import Path
@@ -18,8 +19,8 @@ from typing import TYPE_CHECKING, TypeVar
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
 
-from ..errors import CorruptObjectError
-from .fsutil import fsync_dir, write_temp
+from ..errors import CorruptObjectError, SessionStoreError
+from .fsutil import check_store_dir, file_kind, fsync_dir, read_regular, write_temp
 
 _HEX = frozenset("0123456789abcdef")
 _TRASH = ".gc-"
@@ -62,26 +63,47 @@ class ObjectStore:
         return self.path(oid).is_file()
 
     def write(self, data: bytes) -> str:
-        """Store `data` durably and return its id; an existing object is kept and its mtime touched."""
+        """Store `data` durably and return its id; an existing object is kept and its mtime touched.
+
+        "Existing" means a regular file of exactly `len(data)` bytes at the object's path: a regular
+        file of another size (damage) is replaced by the right bytes, and anything else there (a
+        directory, FIFO, symlink) is refused with `SessionStoreError`, so no turn is acknowledged
+        over a blob that was never stored.
+        """
         oid = hash_bytes(data)
         final = self.path(oid)
-        if final.exists():
-            try:
-                os.utime(final)
-                return oid
-            except FileNotFoundError:
-                pass  # gc pruned it between the check and the touch: write it again
+        check_store_dir(self.dir)
         fan = final.parent
+        check_store_dir(fan)
+        try:
+            st = os.lstat(final)
+        except FileNotFoundError:
+            st = None
+        if st is not None:
+            if not stat.S_ISREG(st.st_mode):
+                raise SessionStoreError(
+                    f"object {oid[:12]} cannot be stored: {final} is {file_kind(st.st_mode)}, not a blob; "
+                    "move it out of the store, then retry (nothing was written)"
+                )
+            if st.st_size == len(data):
+                try:
+                    os.utime(final, follow_symlinks=False)
+                    return oid
+                except FileNotFoundError:
+                    pass  # gc pruned it between the check and the touch: write it again
         if not fan.is_dir():
             fan.mkdir(parents=True, exist_ok=True)
             fsync_dir(self.dir)
         tmp = write_temp(fan, data)
         try:
-            os.link(tmp, final)  # never overwrites: an equal object written meanwhile wins harmlessly
+            if st is not None and stat.S_ISREG(st.st_mode) and st.st_size != len(data):
+                os.replace(tmp, final)  # a damaged copy: these bytes are the ones its name promises
+            else:
+                os.link(tmp, final)  # never overwrites: an equal object written meanwhile wins harmlessly
         except FileExistsError:
-            os.utime(final)
+            os.utime(final, follow_symlinks=False)
         finally:
-            tmp.unlink()
+            tmp.unlink(missing_ok=True)
         fsync_dir(fan)
         return oid
 
@@ -98,24 +120,43 @@ class ObjectStore:
         """The bytes of `oid`, verified against the name; `CorruptObjectError` names a bad object."""
         data = self.read_unverified(oid)
         if hash_bytes(data) != oid:
-            raise self._corrupt(oid)
+            raise self._corrupt(oid, data)
         return data
 
     def read_unverified(self, oid: str) -> bytes:
-        """The bytes of `oid` as found (`CorruptObjectError` if missing); callers verify them."""
+        """The bytes of `oid` as found (`CorruptObjectError` if missing); callers verify them.
+
+        The file is opened without following a link or blocking, must be regular (else
+        `CorruptObjectError` saying what it is), and is read up to its size: a FIFO or a link to
+        /dev/zero can neither hang nor exhaust the reader.
+        """
         path = self.path(oid)
         try:
-            return path.read_bytes()
+            return self._read_file(path)
         except FileNotFoundError:
             trash = path.with_name(_TRASH + path.name)
             with contextlib.suppress(FileNotFoundError, FileExistsError):
                 os.link(trash, path)  # a gc that crashed mid-prune: the object is still needed
                 trash.unlink()
-                return path.read_bytes()
+                return self._read_file(path)
             raise CorruptObjectError(
                 f"object {oid[:12]} is missing from {self.dir}: restore it (e.g. from git) or run "
                 "`session fsck`"
             ) from None
+
+    def _read_file(self, path: Path) -> bytes:
+        try:
+            return read_regular(path, what=f"object {path.parent.name}{path.name[:10]}")
+        except SessionStoreError as err:
+            raise CorruptObjectError(str(err)) from None
+        except NotADirectoryError:
+            raise CorruptObjectError(f"{path.parent} is not a directory: move it out of {self.dir}") from None
+
+    def check_dirs(self, oids: Sequence[str] = ()) -> None:
+        """Refuse a symlinked `objects/` or fan-out directory before reading `oids` through it."""
+        check_store_dir(self.dir)
+        for fan in {oid[:2] for oid in oids}:
+            check_store_dir(self.dir / fan)
 
     def load(self, oids: Sequence[str], decode: Callable[[list[bytes]], T]) -> T:
         """`decode` of the bytes of `oids`, every blob read and verified before `decode` sees any.
@@ -125,32 +166,56 @@ class ObjectStore:
         blobs over one by one (1.21x vs 1.36x a bare validate_json), and threads do not help at all,
         since pydantic holds the GIL and a hashing thread crawls between switch intervals.
         """
+        self.check_dirs(oids)
         return decode([self.read(oid) for oid in oids])
 
-    def _corrupt(self, oid: str) -> CorruptObjectError:
+    def _corrupt(self, oid: str, data: bytes = b"") -> CorruptObjectError:
+        if b"\r\n" in data and hash_bytes(data.replace(b"\r\n", b"\n")) == oid:
+            return CorruptObjectError(
+                f"object {oid[:12]} differs from its name only by CRLF line endings: git converted it "
+                "(core.autocrlf); put `* -text` in the store's .gitattributes, then have git write the blobs "
+                "again: `git ls-files -z .sessions/objects | xargs -0 git checkout-index -f --`"
+            )
         return CorruptObjectError(
             f"object {oid[:12]} is corrupt (its bytes no longer hash to its name): restore "
             f"{self.path(oid)} from a backup or git"
         )
 
     def __iter__(self) -> Iterator[str]:
-        """Every object id present (temp files and stray names skipped)."""
+        """Every object id present as a regular file (temp files, strays and non-regular entries
+        skipped: `irregular` lists those)."""
+        for oid, kind in self._entries():
+            if kind is None:
+                yield oid
+
+    def irregular(self) -> Iterator[tuple[str, str]]:
+        """(path relative to objects/, what it is) of every entry that should be a blob or a fan-out
+        directory and is something else: a directory, FIFO, device, socket or symlink."""
+        for name, kind in self._entries():
+            if kind is not None:
+                yield name, kind
+
+    def _entries(self) -> Iterator[tuple[str, str | None]]:
+        check_store_dir(self.dir)
         if not self.dir.is_dir():
             return
-        for fan in sorted(self.dir.iterdir()):
-            if len(fan.name) != 2 or not fan.is_dir():
+        with os.scandir(self.dir) as fans:
+            fan_entries = sorted(fans, key=lambda e: e.name)
+        for fan in fan_entries:
+            if len(fan.name) != 2 or not set(fan.name) <= _HEX:
                 continue
-            for entry in fan.iterdir():
-                oid = fan.name + entry.name
-                if is_object_id(oid):
-                    yield oid
-
-    def mtime(self, oid: str) -> float:
-        return self.path(oid).stat().st_mtime
-
-    def delete(self, oid: str) -> None:
-        """Remove one object (gc only, under the store lock)."""
-        self.path(oid).unlink(missing_ok=True)
+            if not fan.is_dir(follow_symlinks=False):
+                yield fan.name, file_kind(fan.stat(follow_symlinks=False).st_mode)
+                continue
+            with os.scandir(fan.path) as entries:
+                for entry in entries:
+                    oid = fan.name + entry.name
+                    if not is_object_id(oid):
+                        continue
+                    if entry.is_file(follow_symlinks=False):
+                        yield oid, None
+                    else:
+                        yield f"{fan.name}/{entry.name}", file_kind(entry.stat(follow_symlinks=False).st_mode)
 
     def prune(self, oid: str, cutoff: float) -> int | None:
         """Delete `oid` if its mtime is not after `cutoff`; return the bytes freed, or None if kept.

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CorruptObjectError, ImmutableRefError
-from .fsutil import create_exclusive, fsync_dir
+from .fsutil import atomic_replace, check_store_dir, create_exclusive, fsync_dir, read_regular
 from .names import check_name
 
 
@@ -34,6 +34,8 @@ class RefStore:
         self.dir = root / "refs" / "checkpoints"
 
     def _session_dir(self, session: str) -> Path:
+        check_store_dir(self.dir.parent)
+        check_store_dir(self.dir)
         return self.dir / check_name(session)
 
     def create(self, session: str, k: int, commit_id: str, offset: int) -> CheckpointRef:
@@ -53,27 +55,112 @@ class RefStore:
         return ref
 
     def read(self, session: str, k: int) -> CheckpointRef:
+        """Checkpoint `k` of `session`; `LookupError` if absent, `CorruptObjectError` (one line, naming
+        the ref) if it is not `<64 hex digits> <offset>\\n` in ASCII or not a regular file."""
         path = self._session_dir(session) / str(k)
+        name = f"checkpoints/{session}/{k}"
         try:
-            text = path.read_text("ascii")
+            data = read_regular(path, what=f"checkpoint ref {name}")
         except FileNotFoundError:
-            raise LookupError(f"checkpoints/{session}/{k}") from None
-        parts = text.split()
-        if len(parts) != 2 or not parts[1].isdigit() or not text.endswith("\n"):
+            raise LookupError(name) from None
+        except CorruptObjectError:
+            raise
+        except Exception as err:  # SessionStoreError for a FIFO, a directory, ...
+            raise CorruptObjectError(str(err)) from None
+        why = _malformed(data)
+        if why:
             raise CorruptObjectError(
-                f"checkpoint ref checkpoints/{session}/{k} is malformed: run `session fsck`"
+                f"checkpoint ref {name} is malformed ({why}): `session fsck --repair` rewrites it "
+                "from the log"
             )
-        return CheckpointRef(session, k, parts[0], int(parts[1]))
+        commit_id, offset = data.decode("ascii").split()
+        return CheckpointRef(session, k, commit_id, int(offset))
+
+    def entries(self, session: str) -> list[tuple[int, CheckpointRef | CorruptObjectError]]:
+        """Every checkpoint of `session` by number, a malformed one as its error (fsck lists them all)."""
+        out: list[tuple[int, CheckpointRef | CorruptObjectError]] = []
+        for k in self._numbers(session):
+            try:
+                out.append((k, self.read(session, k)))
+            except CorruptObjectError as err:
+                out.append((k, err))
+        return out
 
     def list(self, session: str) -> list[CheckpointRef]:
-        """All checkpoints of `session`, by number."""
+        """All checkpoints of `session`, by number (`CorruptObjectError` on the first malformed one)."""
+        return [self.read(session, k) for k in self._numbers(session)]
+
+    def _numbers(self, session: str) -> list[int]:
         directory = self._session_dir(session)
         if not directory.is_dir():
             return []
-        ks = sorted(int(p.name) for p in directory.iterdir() if p.name.isdigit())
-        return [self.read(session, k) for k in ks]
+        return sorted(int(p.name) for p in directory.iterdir() if p.name.isascii() and p.name.isdigit())
+
+    def rewrite_malformed(self, session: str, k: int, commit_id: str, offset: int) -> CheckpointRef:
+        """Replace a ref that does not parse (a flipped byte, git's conflict markers) by the value the
+        log derives: fsck --repair only. A well-formed ref is never rewritten (`ImmutableRefError`)."""
+        path = self._session_dir(session) / str(k)
+        try:
+            self.read(session, k)
+        except CorruptObjectError:
+            atomic_replace(path, f"{commit_id} {offset}\n".encode())
+            return CheckpointRef(session, k, commit_id, offset)
+        except LookupError:
+            return self.create(session, k, commit_id, offset)
+        raise ImmutableRefError(
+            f"checkpoint ref checkpoints/{session}/{k} is well-formed: refs are write-once"
+        )
+
+    def rebuild(self, session: str, wanted: list[tuple[int, str, int]]) -> list[str]:
+        """Make `session`'s refs exactly `wanted` ((k, commit id, offset), derived from its log) and
+        return the names of the refs written or removed. fsck's conflict split only: after a merge the
+        refs directory mixes both clones' checkpoints, and the log is the truth they derive from."""
+        directory = self._session_dir(session)
+        directory.mkdir(parents=True, exist_ok=True)
+        changed = []
+        want = {str(k): f"{cid} {offset}\n".encode() for k, cid, offset in wanted}
+        for name, data in want.items():
+            path = directory / name
+            try:
+                same = read_regular(path, what="checkpoint ref") == data
+            except FileNotFoundError:
+                same = False
+            if not same:
+                atomic_replace(path, data)
+                changed.append(f"checkpoints/{session}/{name}")
+        for entry in directory.iterdir():
+            if entry.name not in want:
+                entry.unlink()
+                changed.append(f"checkpoints/{session}/{entry.name}")
+        fsync_dir(directory)
+        return changed
+
+    def remove_all(self, session: str) -> None:
+        """Delete every ref of `session` (a session being discarded: an import that never published)."""
+        directory = self._session_dir(session)
+        if not directory.is_dir():
+            return
+        for entry in directory.iterdir():
+            entry.unlink()
+        directory.rmdir()
+        fsync_dir(self.dir)
 
     def sessions(self) -> list[str]:
         if not self.dir.is_dir():
             return []
         return sorted(p.name for p in self.dir.iterdir() if p.is_dir())
+
+
+def _malformed(data: bytes) -> str | None:
+    """Why `data` is not a ref's content, or None."""
+    if not data.isascii():
+        at = next(i for i, b in enumerate(data) if b > 0x7F)
+        return f"a non-ASCII byte 0x{data[at]:02x} at byte {at}"
+    if b"<<<<<<<" in data or b">>>>>>>" in data:
+        return "git conflict markers: two clones made this checkpoint"
+    parts = data.split()
+    if len(parts) != 2 or not parts[1].isdigit() or len(parts[0]) != 64 or not data.endswith(b"\n"):
+        return "expected '<commit id> <byte offset>' and a newline"
+    if not all(c in b"0123456789abcdef" for c in parts[0]):
+        return "the commit id is not 64 hex digits"
+    return None

@@ -1,4 +1,4 @@
-"""The compaction cascade of DESIGN §7, run by `Session` with its lock held.
+"""The compaction cascade of DESIGN §7: policy over the writer's public API, run with the lock held.
 
 Decisions read one measurement (the measured prefix of DESIGN §6, kept by the session's `Meter`) and
 one pair of levels, and compare only through `over_threshold`:
@@ -14,7 +14,6 @@ data (`resolve_window`), capped by `context_window_tokens`, so the gauge and the
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..accounting.thresholds import Levels, levels, over_threshold, resolve_window
@@ -30,33 +29,19 @@ from ..compaction.turns import is_summary_request
 from ..compaction.ultimate import ultimate_compact
 from ..errors import CompactionError, CorruptLogError, SessionStoreError
 from ..plumbing import codec
+from .writer import Lockstep, model_id, model_of
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
 
     from ..plumbing.logs import Commit
-    from .session import Session
+
+__all__ = ["model_id", "model_of"]  # re-exported: callers found them here first
 
 
-def model_of(history: Sequence[ModelMessage]) -> str | None:
-    """The model the conversation runs on: the newest response's `model_name` (with provider)."""
-    for msg in reversed(history):
-        if msg.kind == "response" and msg.model_name:
-            return f"{msg.provider_name}:{msg.model_name}" if msg.provider_name else msg.model_name
-    return None
-
-
-def model_id(model: Any) -> str:
-    """A model's id as the log records it: `provider:name` for a pydantic-ai `Model`, else as given."""
-    if isinstance(model, str):
-        return model
-    system, name = getattr(model, "system", None), getattr(model, "model_name", None)
-    return f"{system}:{name}" if system and name else str(name or type(model).__name__)
-
-
-def session_levels(session: Session) -> tuple[int, Levels]:
+def session_levels(session: Lockstep) -> tuple[int, Levels]:
     """The resolved window and the micro/full levels for `session` (read fresh: env may change)."""
-    window = resolve_window(session.model or model_of(session._history), session.store.settings)
+    window = resolve_window(session.model or model_of(session.messages), session.store.settings)
     return window, levels(window, session.store.settings)
 
 
@@ -67,7 +52,7 @@ def summary_text(msg: ModelMessage) -> str | None:
     return next((p.content for p in msg.parts if p.part_kind == "compaction" and p.content), None)
 
 
-def checkpoint_summaries(session: Session) -> list[str]:
+def checkpoint_summaries(session: Lockstep) -> list[str]:
     """Summaries of the session's checkpoints, oldest first (the tier-3 journal).
 
     A ref that does not point at its compaction commit (damaged; `session fsck` names it) gives no
@@ -82,30 +67,29 @@ def checkpoint_summaries(session: Session) -> list[str]:
             continue
         if commit.id != ref.commit_id or not commit.blobs:
             continue
-        first = session.store.objects.read(commit.blobs[0]).split(b"\n", 1)[0] + b"\n"
-        text = summary_text(codec.decode([first])[0])
+        text = summary_text(codec.decode_first(session.store.objects.read(commit.blobs[0])))
         if text:
             out.append(text)
     return out
 
 
-def micro_view(session: Session, level: int) -> MicroResult:
+def micro_view(session: Lockstep, level: int) -> MicroResult:
     """Tier 1 on the session's history, aiming under `level` after the measurement's bias."""
     m = session.measurement
     bias = m.tokens - m.local  # provider count minus our estimate (signed): aim in local terms
     return microcompact(
-        session._history, session._sizes, level=max(0, level - bias), settings=session.store.settings
+        session.messages, session.message_sizes, level=max(0, level - bias), settings=session.store.settings
     )
 
 
-def _persist(session: Session, result: FullResult, tier: int, focus: str | None) -> Commit:
+def _persist(session: Lockstep, result: FullResult, tier: int, focus: str | None) -> Commit:
     extra: dict[str, Any] = {
         "tokens_before": result.tokens_before,
         "messages_before": session.persisted_count,
     }
     if focus:
         extra["focus"] = focus
-    return session._checkpoint_locked(result.messages, tier=tier, sizes=result.sizes, extra=extra)
+    return session.commit_checkpoint(result.messages, tier=tier, sizes=result.sizes, extra=extra)
 
 
 def _event(kind: type[CompactionEvent], before: tuple[int, int], commit: Commit) -> CompactionEvent:
@@ -118,7 +102,7 @@ def _event(kind: type[CompactionEvent], before: tuple[int, int], commit: Commit)
     )
 
 
-def ultimate(session: Session, budget: int) -> CompactionEvent | None:
+def ultimate(session: Lockstep, budget: int) -> CompactionEvent | None:
     """Tier 3 when enabled and the session has a checkpoint; None when it may not run.
 
     `ultimate_compact` keeps the newest summary and the last `ultimate_keep_checkpoints` earlier ones
@@ -133,13 +117,13 @@ def ultimate(session: Session, budget: int) -> CompactionEvent | None:
         return None
     before = (session.tokens, session.persisted_count)
     result = ultimate_compact(
-        session._history, session._sizes, budget=budget, summaries=journal, settings=settings
+        session.messages, session.message_sizes, budget=budget, summaries=journal, settings=settings
     )
     commit = _persist(session, result, 3, None)
     return _event(ContextUltimateCompacted, before, commit)
 
 
-def full_then_ultimate(session: Session, *, focus: str | None, raise_errors: bool) -> list[CompactionEvent]:
+def full_then_ultimate(session: Lockstep, *, focus: str | None, raise_errors: bool) -> list[CompactionEvent]:
     """Tier 2, then tier 3 when the result is still over the full level or tier 2 failed.
 
     `raise_errors` (manual compaction) raises a failure; the cascade after an acknowledged turn warns
@@ -152,8 +136,8 @@ def full_then_ultimate(session: Session, *, focus: str | None, raise_errors: boo
     try:
         try:
             result = full_compact(
-                session._history,
-                session._sizes,
+                session.messages,
+                session.message_sizes,
                 settings=session.store.settings,
                 full_level=lv.full,
                 focus=focus,
@@ -177,18 +161,18 @@ def full_then_ultimate(session: Session, *, focus: str | None, raise_errors: boo
     return events
 
 
-def after_append(session: Session) -> list[CompactionEvent]:
-    """The cascade after a turn was acknowledged (lock held): persisted tiers run here, tier 1 marks."""
+def after_append(session: Lockstep) -> tuple[list[CompactionEvent], MicroResult | None]:
+    """The cascade after a turn was acknowledged (lock held): persisted tiers run here; over the micro
+    level the tier-1 view of the new head is returned for the session to send next."""
     settings = session.store.settings
     if not settings.compaction_enabled:
-        return []
+        return [], None
     _, lv = session_levels(session)
     tokens = session.measurement.tokens
     if over_threshold(tokens, lv.full):
-        return full_then_ultimate(session, focus=None, raise_errors=False)
+        return full_then_ultimate(session, focus=None, raise_errors=False), None
     if over_threshold(tokens, lv.micro):
         view = micro_view(session, lv.micro)
-        session._view_cache = (session.head.id if session.head else "", view)
         if view.blanked:
             return [
                 ContextMicrocompacted(
@@ -197,5 +181,6 @@ def after_append(session: Session) -> list[CompactionEvent]:
                     messages_before=len(view.messages),
                     messages_after=len(view.messages),
                 )
-            ]
-    return []
+            ], view
+        return [], view
+    return [], None

@@ -2,7 +2,10 @@
 
 It takes the same window and levels the triggers use (`accounting.thresholds`), and decides its colour
 with `over_threshold`, so the gauge turns yellow exactly when micro compaction would fire and red
-exactly when full compaction would. Imports nothing heavy: it runs in a shell prompt.
+exactly when full compaction would. A level that is exceeded says "(fired)" only when that tier
+really fired on the session's current state (`fired_tiers`): "(pending)" when it will fire at the next
+append or request, "(off)" when compaction is disabled, "(over)" when the reading has no session state
+(an explicit `--model`). Imports nothing heavy: it runs in a shell prompt.
 """
 
 from __future__ import annotations
@@ -16,7 +19,16 @@ from ..accounting.settings import Settings
 from ..accounting.thresholds import Levels, levels, over_threshold, window_for_capacity
 from ..plumbing.logs import Commit
 
-__all__ = ["GLYPHS", "Gauge", "commit_gauge", "commit_gauges", "format_gauge", "format_tokens", "gauge"]
+__all__ = [
+    "GLYPHS",
+    "Gauge",
+    "commit_gauge",
+    "commit_gauges",
+    "fired_tiers",
+    "format_gauge",
+    "format_tokens",
+    "gauge",
+]
 
 GLYPHS = ("○", "◔", "◑", "◕", "●")
 """Fill glyphs for 0, 1/4, 1/2, 3/4 and a full window: the glyph shown is the nearest quarter."""
@@ -41,6 +53,10 @@ class Gauge:
     """The level that fires next (None once full has fired or usage is unknown)."""
     tokens_left: int | None
     """Tokens that can still be added before `next_level` fires (0 once full has fired)."""
+    fired: frozenset[str] | None = None
+    """The tiers ("micro", "full") that really fired on the session's current state (`fired_tiers`);
+    None when the reading has no session state to ask."""
+    compaction_enabled: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -56,12 +72,20 @@ class Gauge:
         }
 
 
-def gauge(used: int | None, window: int, levels: Levels) -> Gauge:
-    """Read the gauge for `used` tokens of `window`: green, yellow past micro, red past full."""
+def gauge(
+    used: int | None,
+    window: int,
+    levels: Levels,
+    *,
+    fired: frozenset[str] | None = None,
+    compaction_enabled: bool = True,
+) -> Gauge:
+    """Read the gauge for `used` tokens of `window`: green, yellow past micro, red past full.
+    `fired` (from `fired_tiers`) says which exceeded levels really fired; see the module docstring."""
     if window <= 0:
         raise ValueError(f"window must be a positive number of tokens, not {window!r}")
     if used is None:
-        return Gauge(None, window, levels, "?", None, None, None, None)
+        return Gauge(None, window, levels, "?", None, None, None, None, fired, compaction_enabled)
     used = max(used, 0)
     fill = used / window
     glyph = GLYPHS[min(len(GLYPHS) - 1, math.floor(fill * 4 + 0.5))]
@@ -76,7 +100,9 @@ def gauge(used: int | None, window: int, levels: Levels) -> Gauge:
         band, next_level, left = "yellow", "full", levels.full - used
     else:
         band, next_level, left = "green", "micro", levels.micro - used
-    return Gauge(used, window, levels, glyph, percent, band, next_level, max(left, 0))
+    return Gauge(
+        used, window, levels, glyph, percent, band, next_level, max(left, 0), fired, compaction_enabled
+    )
 
 
 def format_tokens(count: int) -> str:
@@ -93,7 +119,11 @@ def _level_text(g: Gauge, name: Literal["micro", "full"], level: int) -> str:
     if g.used is None:
         return at
     if over_threshold(g.used, level):
-        return f"{at} (fired)"
+        if g.fired is None:
+            return f"{at} (over)"
+        if name in g.fired:
+            return f"{at} (fired)"
+        return f"{at} ({'pending' if g.compaction_enabled else 'off'})"
     if g.next_level == name:
         return f"{name} in {g.tokens_left:,} tok"
     return at
@@ -111,6 +141,25 @@ def format_gauge(g: Gauge, *, color: bool) -> str:
             _level_text(g, "full", g.levels.full),
         ]
     )
+
+
+def fired_tiers(commit: Commit | None, used: int, levels: Levels, settings: Settings) -> frozenset[str]:
+    """The tiers that really fired on the state at `commit` (`used` tokens against `levels`).
+
+    Micro: compaction is on and `used` is over the micro level, so every view of this state is the
+    micro view (tier 1 is applied when the view is built, never persisted). Full: `commit` is a
+    compaction, i.e. the state IS the result of tier 2 (or 3). A turn over the full level is not
+    "fired": its compaction is still to come (mid-run steps commit first and compact at the next
+    request), failed, or is switched off.
+    """
+    if not settings.compaction_enabled:
+        return frozenset()
+    out = set()
+    if over_threshold(used, levels.micro):
+        out.add("micro")
+    if commit is not None and commit.kind == "compaction":
+        out.add("full")
+    return frozenset(out)
 
 
 def commit_gauge(commit: Commit | None, settings: Settings) -> Gauge:
@@ -132,5 +181,7 @@ def commit_gauges(commits: Sequence[Commit | None], settings: Settings) -> list[
         if window not in by_window:
             by_window[window] = levels(window, settings)
         used = commit.extra.get("measured", commit.tokens) if commit else 0
-        out.append(gauge(used, window, by_window[window]))
+        lv = by_window[window]
+        fired = fired_tiers(commit, used, lv, settings)
+        out.append(gauge(used, window, lv, fired=fired, compaction_enabled=settings.compaction_enabled))
     return out

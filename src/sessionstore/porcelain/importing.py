@@ -1,29 +1,40 @@
-"""Persisting an `ImportedTranscript` as a new session, all or nothing.
+"""Persisting an `ImportedTranscript` as a new session, all or nothing, even across kill -9.
 
 Each turn step becomes an `import` commit and each compaction step a tier-2 `compaction` commit with
 its checkpoint ref (marked `source: import`), so an imported history replays from its last compaction
 exactly as the original agent resumed. The compaction cascade never runs: an import stores what was
 said, it does not summarise it.
 
-All or nothing: the session lock is held for the whole import, and if any step fails the session's
-log and checkpoint refs are removed before the lock is released, so no reader ever sees a partial
-session after the failure. Blobs already written stay as unreachable orphans; `session gc` prunes them.
+All or nothing: the session is built under `locks/importing/<name>/` (a staging store sharing the
+real store's objects; git ignores locks/), with the session lock held throughout, and published only
+at the end: its checkpoint refs are moved into `refs/checkpoints/<name>` by one rename, then its log is
+linked into `logs/<name>.jsonl`, which is the moment the session appears. A failure, Ctrl-C or kill -9
+before that leaves nothing a reader sees as a session: the next import of the name, or `session fsck
+--repair`, removes the staging directory and refs without a log. Blobs already written stay as
+unreachable orphans; `session gc` prunes them.
+
+Ctrl-C: pydantic-core can swallow a KeyboardInterrupt raised while it serializes, so during the import
+SIGINT only records that it came, and the import checks between steps: it always stops, within one
+step, with `KeyboardInterrupt` (the CLI exits 130) and nothing published.
 """
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ..errors import ImportFormatError, SessionStoreError
-from ..plumbing.fsutil import fsync_dir
+from ..plumbing.codec import UnreadableMessages
 from ..plumbing.names import check_name
 from .session import Session
+from .staging import publish, remove_leftover_import, remove_staging, staging_store
 
 if TYPE_CHECKING:
     from ..formats.transcripts import ImportedTranscript
-    from .store import SessionStore
+    from .layout import StoreLayout as SessionStore
 
 Progress = Callable[[int, int], None]
 
@@ -49,34 +60,54 @@ def import_transcript(
                 f"session {name!r} already exists: import with --as NEW_NAME (nothing was written; "
                 f"`session log {name}` shows what {name!r} holds)"
             )
-        _discard(store, name)  # refs an interrupted import left without their log: never valid
-        session = Session(store, name)
+        remove_leftover_import(store, name, locked=True)  # what an interrupted import left
+        staging = staging_store(store, name)
         try:
-            total = len(transcript.steps)
-            for done, step in enumerate(transcript.steps, start=1):
-                if step.kind == "compaction":
-                    session._checkpoint_locked(step.messages, tier=2, extra={"source": "import"})
-                else:
-                    session._append_locked(step.messages, usage=step.usage, kind="import")
-                if progress:
-                    progress(done, total)
+            with interrupt_checks() as interrupted:
+                session = Session(staging, name)
+                total = len(transcript.steps)
+                for done, step in enumerate(transcript.steps, start=1):
+                    interrupted()
+                    try:
+                        if step.kind == "compaction":
+                            session.commit_checkpoint(step.messages, tier=2, extra={"source": "import"})
+                        else:
+                            session.commit_turn(step.messages, usage=step.usage, kind="import")
+                    except UnreadableMessages as err:
+                        raise ImportFormatError(
+                            f"{transcript.source}: {step.kind} {done} of {total} cannot be stored: {err} "
+                            "(nothing was imported)"
+                        ) from None
+                    if progress:
+                        progress(done, total)
+                interrupted()
+                publish(store, staging, name)
         except BaseException:
-            _discard(store, name)
+            remove_leftover_import(store, name, locked=True)
             raise
-    return session
+        remove_staging(staging.root)
+    return store.session(name)
 
 
-def _discard(store: SessionStore, name: str) -> None:
-    """Remove a half-imported session's log, then its refs (lock held); its blobs are left to gc.
+@contextmanager
+def interrupt_checks() -> Iterator[Callable[[], None]]:
+    """Defer SIGINT for the block: the yielded function raises `KeyboardInterrupt` once one came.
 
-    The log goes first: without it the session is invisible, and leftover refs are cleared by the
-    next import of the same name.
+    Call it between steps of a long job. Outside the main thread (where no handler can be set) the
+    function does nothing and SIGINT behaves as usual.
     """
-    log = store.log(name)
-    if log.exists():
-        log.remove()
-        fsync_dir(store.logs_dir)
-    refs = store.refs.dir / name
-    if refs.is_dir():
-        shutil.rmtree(refs)
-        fsync_dir(store.refs.dir)
+    came: list[int] = []
+
+    def check() -> None:
+        if came:
+            raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: None
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: came.append(signum))
+    try:
+        yield check
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    check()  # one came during the very last step: the work is whole, but the user asked to stop

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import numbers
 from collections.abc import Iterable, Sequence
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SessionStoreError
@@ -27,7 +28,8 @@ def usage_dict(usage: Any) -> dict[str, Any] | None:
         raise SessionStoreError(
             f"usage must be a pydantic-ai RequestUsage/RunUsage or a dict, not {type(usage).__name__}"
         )
-    kept = {k: v for k, v in usage.items() if v}
+    # pydantic-ai prices known models: `cost` is a Decimal (USD), stored as a JSON number.
+    kept = {k: float(v) if isinstance(v, Decimal) and v.is_finite() else v for k, v in usage.items() if v}
     for key, value in kept.items():
         if isinstance(value, dict):  # `details`: provider-specific counters
             continue

@@ -1,26 +1,39 @@
 """`fsck` (verify everything, repair what is derivable) and `gc` (prune unreachable old blobs).
 
-fsck reads every log line, every blob a log reaches and every checkpoint ref; it repairs only what can
-be rebuilt without guessing: a torn log tail (truncated) and a missing checkpoint ref (recreated from
-its compaction commit). gc never runs on a store fsck would call damaged: deleting with a misread log
-could delete reachable data.
+fsck reads every log line, every blob a log reaches (verified against its name and decoded with the
+reader's decoder) and every checkpoint ref, and lists every problem rather than stopping at the first.
+It repairs only what can be rebuilt without guessing, and says exactly what it did: a torn log tail
+(a last line WITHOUT its newline: cut), a missing or malformed checkpoint ref (rewritten from its
+compaction commit), a log git left with conflict markers (split: ours stays NAME, theirs becomes
+NAME-<short id of theirs' head>, each with its refs; see `splitting`), and what an interrupted import
+left behind. Damage is never cut: a newline-terminated line that does not verify, or a log that ends
+before a checkpoint points, is named with the fix (restore from git or a backup).
+
+gc never runs on a store fsck would call damaged (deleting with a misread log could delete reachable
+data), never while a writer is between a blob and its commit line (`gc_exclusive`), and in a store git
+tracks it keeps the blobs git tracks unless `include_committed` (another clone's fork may use them).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import CorruptObjectError, ImmutableRefError, SessionStoreError
-from ..plumbing.codec import line_count
-from ..plumbing.logs import Commit
+from ..plumbing.codec import line_count, unreadable_reason
+from ..plumbing.fsutil import check_store_dir
+from ..plumbing.locks import gc_exclusive
+from ..plumbing.logs import Commit, MergeConflictError
+from . import splitting
+from .staging import leftover_imports, remove_leftover_import
 
 if TYPE_CHECKING:
-    from .store import SessionStore
+    from .layout import StoreLayout as SessionStore
 
 Progress = Callable[[int, int], None]
 """Called with (done, total) as work advances; the CLI draws a bar from it on a terminal."""
@@ -45,6 +58,8 @@ class GcReport:
     freed_bytes: int = 0
     kept_young: int = 0
     reachable: int = 0
+    kept_committed: int = 0
+    """Unreachable blobs kept because git tracks them (another clone's fork may reach them)."""
 
 
 def _reachable(commits: list[Commit]) -> set[str]:
@@ -56,38 +71,41 @@ def _reachable(commits: list[Commit]) -> set[str]:
     return out
 
 
+def store_dir_problems(store: SessionStore) -> list[str]:
+    """One line for each store subdirectory that is a symlink or not a directory (nothing is read
+    through those)."""
+    out = []
+    for sub in (store.objects.dir, store.logs_dir, store.refs.dir.parent, store.refs.dir, store.locks_dir):
+        try:
+            check_store_dir(sub)
+        except SessionStoreError as err:
+            out.append(str(err))
+    return out
+
+
 def fsck(store: SessionStore, *, repair: bool = False, progress: Progress | None = None) -> FsckReport:
-    """Check logs, blobs, counts and checkpoint refs; with `repair`, fix torn tails and missing refs."""
+    """Check logs, blobs, counts and checkpoint refs; with `repair`, fix what is derivable (see above)."""
     report = FsckReport()
-    names = store.sessions()
+    if dirs := store_dir_problems(store):
+        report.problems.extend(dirs)
+        return report
     report.problems.extend(
         f"logs/{stray} is not a session log (a directory, or a name no session can have): move it out "
         "of the store's logs/"
         for stray in store.stray_logs()
     )
+    _check_leftover_imports(store, repair, report)
     lines: dict[str, int] = {}  # verified blob -> message count
+    names = store.sessions()
     for i, name in enumerate(names):
-        report.sessions += 1
-        log = store.log(name)
-        try:
-            commits, valid_end = log.scan(since_reset=False)
-        except CorruptObjectError as err:
-            report.problems.append(str(err))
-            continue
-        report.commits += len(commits)
-        if log.path.stat().st_size > valid_end:
-            if repair:
-                with store.lock(name):
-                    log.repair_tail()
-                report.repaired.append(f"{name}: truncated a torn last line")
-            else:
-                report.problems.append(
-                    f"{name}: torn last line (a crash mid-append); `session fsck --repair` cuts it"
-                )
-        _check_counts(store, name, commits, lines, report)
-        _check_refs(store, name, commits, repair, report)
+        for checked in _check_session(store, name, repair, lines, report):
+            report.sessions += 1 if checked else 0
         if progress:
             progress(i + 1, len(names))
+    for path, kind in store.objects.irregular():
+        report.problems.append(
+            f"objects/{path} is {kind}, not a blob: move it out of the store (it is never read or followed)"
+        )
     for oid in store.objects:
         report.objects += 1
         if oid not in lines:
@@ -96,6 +114,71 @@ def fsck(store: SessionStore, *, repair: bool = False, progress: Progress | None
             except CorruptObjectError as err:
                 report.problems.append(f"unreachable {err}")
     return report
+
+
+def _check_session(
+    store: SessionStore, name: str, repair: bool, lines: dict[str, int], report: FsckReport
+) -> list[bool]:
+    """Check one session (two after a conflict split); one True per session checked."""
+    log = store.log(name)
+    try:
+        commits, valid_end = log.scan(since_reset=False)
+    except MergeConflictError as err:
+        if not repair:
+            report.problems.append(str(err))
+            return [False]
+        try:
+            split = splitting.split_session(store, name)
+        except SessionStoreError as failed:
+            report.problems.append(str(failed))
+            return [False]
+        report.repaired.extend(split.said)
+        return [
+            checked
+            for part in (name, split.theirs)
+            for checked in _check_session(store, part, False, lines, report)
+        ]
+    except (CorruptObjectError, SessionStoreError) as err:
+        report.problems.append(str(err))
+        return [False]
+    report.commits += len(commits)
+    lost = _refs_past_the_end(store, name, valid_end)
+    torn = log.size() - valid_end
+    if lost:
+        report.problems.append(lost)
+    elif torn:
+        if repair:
+            with store.lock(name):
+                cut = log.repair_tail()
+            if cut:
+                report.repaired.append(
+                    f"{name}: cut {cut} bytes at the end of logs/{name}.jsonl: a last line without its "
+                    "newline, which a crash mid-append leaves (never acknowledged)"
+                )
+        else:
+            report.problems.append(
+                f"{name}: torn last line ({torn} bytes without a newline: a crash mid-append); "
+                "`session fsck --repair` cuts it"
+            )
+    _check_counts(store, name, commits, lines, report)
+    _check_refs(store, name, commits, repair and not lost, report)
+    return [True]
+
+
+def _refs_past_the_end(store: SessionStore, name: str, valid_end: int) -> str | None:
+    """The problem when a checkpoint ref points at or past the log's end: acknowledged commits are gone."""
+    past = [
+        ref
+        for _, ref in store.refs.entries(name)
+        if not isinstance(ref, CorruptObjectError) and ref.offset >= valid_end
+    ]
+    if not past:
+        return None
+    return (
+        f"{name}: the log ends at byte {valid_end} but {past[0].name} points at byte {past[0].offset}: "
+        f"acknowledged commits are missing (the log was truncated); restore logs/{name}.jsonl from git or a "
+        "backup (nothing was cut)"
+    )
 
 
 def _check_counts(
@@ -108,7 +191,10 @@ def _check_counts(
             added = 0
             for oid in blobs:
                 if oid not in lines:
-                    lines[oid] = line_count(store.objects.read(oid))
+                    data = store.objects.read(oid)
+                    lines[oid] = line_count(data)
+                    if why := unreadable_reason(data):
+                        report.problems.append(f"{name}@{c.seq}: object {oid[:12]} does not load: {why}")
                 added += lines[oid]
         except CorruptObjectError as err:
             report.problems.append(f"{name}@{c.seq}: {err}")
@@ -124,54 +210,102 @@ def _check_refs(
     store: SessionStore, name: str, commits: list[Commit], repair: bool, report: FsckReport
 ) -> None:
     checkpoints = [c for c in commits if c.kind == "compaction"]
-    try:
-        refs = {r.k: r for r in store.refs.list(name)}
-    except CorruptObjectError as err:
-        report.problems.append(str(err))
-        return
+    refs = dict(store.refs.entries(name))
     for k, c in enumerate(checkpoints, start=1):
         ref = refs.pop(k, None)
-        if ref is None:
+        if ref is None or isinstance(ref, CorruptObjectError):
             if repair:
                 try:
-                    store.refs.create(name, k, c.id, c.offset)
-                    report.repaired.append(f"{name}: recreated checkpoints/{name}/{k}")
+                    store.refs.rewrite_malformed(name, k, c.id, c.offset)
+                    verb = "recreated" if ref is None else "rewrote the malformed"
+                    report.repaired.append(f"{name}: {verb} checkpoints/{name}/{k}")
                 except ImmutableRefError:
                     report.problems.append(f"{name}: checkpoints/{name}/{k} appeared during repair")
-            else:
+            elif ref is None:
                 report.problems.append(
                     f"{name}: checkpoints/{name}/{k} is missing; `session fsck --repair` recreates it"
                 )
+            else:
+                report.problems.append(str(ref))
         elif (ref.commit_id, ref.offset) != (c.id, c.offset):
             report.problems.append(
                 f"{name}: checkpoints/{name}/{k} points at {ref.commit_id[:12]}, expected {c.id[:12]}"
             )
-    for ref in refs.values():
-        report.problems.append(f"{name}: {ref.name} has no compaction commit in the log")
+    for k, ref in refs.items():
+        if isinstance(ref, CorruptObjectError):
+            report.problems.append(str(ref))
+        else:
+            report.problems.append(f"{name}: {ref.name} has no compaction commit in the log (k={k})")
+
+
+def _check_leftover_imports(store: SessionStore, repair: bool, report: FsckReport) -> None:
+    for name, what in leftover_imports(store):
+        if repair:
+            if remove_leftover_import(store, name):
+                report.repaired.append(f"{name}: removed {what} an interrupted import left (never published)")
+        else:
+            report.problems.append(
+                f"{name}: {what} an interrupted import left (never published); `session fsck --repair` "
+                "removes it"
+            )
+
+
+def git_tracked_objects(store: SessionStore) -> set[str] | None:
+    """Object ids of the blobs git tracks in the repository holding the store; None if git tracks
+    none of the store (not a repository, or git is not installed)."""
+    try:
+        done = subprocess.run(
+            ["git", "ls-files", "-z", "--", "objects"],
+            cwd=store.root, capture_output=True, timeout=120, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0 or not done.stdout:
+        return None
+    out = set()
+    for path in done.stdout.split(b"\0"):
+        parts = path.decode("utf-8", "replace").split("/")
+        if len(parts) >= 2:
+            out.add(parts[-2] + parts[-1])
+    return out
 
 
 def gc(
-    store: SessionStore, *, grace_days: float = 14.0, dry_run: bool = False, progress: Progress | None = None
+    store: SessionStore,
+    *,
+    grace_days: float = 14.0,
+    dry_run: bool = False,
+    include_committed: bool = False,
+    progress: Progress | None = None,
 ) -> GcReport:
-    """Delete blobs no log reaches that are older than the grace period, under the store lock."""
+    """Delete blobs no log reaches that are older than the grace period, under the store lock, with
+    writers held off (`gc_exclusive`); blobs git tracks stay unless `include_committed`."""
     number = isinstance(grace_days, int | float) and not isinstance(grace_days, bool)
     if not number or not grace_days >= 0:  # `not >=` refuses nan, which would keep nothing
         raise SessionStoreError(f"gc grace period must be a number ≥ 0 days, got {grace_days!r}")
+    if dirs := store_dir_problems(store):
+        raise SessionStoreError(f"gc refused: {dirs[0]}")
     report = GcReport()
+    tracked = None if include_committed else git_tracked_objects(store)
     cutoff = time.time() - grace_days * 86400
-    with store.store_lock():
+    with store.store_lock(), gc_exclusive(store.locks_dir, store.settings.lock_timeout_s):
+        # No writer is between a blob and its commit line now (DESIGN §2), so every blob a log will
+        # reach is reached by a line already on disk: the scan below sees it.
         if stray := store.stray_logs():  # it may be a renamed log: its blobs would look unreachable
             raise SessionStoreError(f"gc refused: logs/{stray[0]} is not a session log; move it out of logs/")
         reachable: set[str] = set()
         for name in store.sessions():
             try:
                 commits, _ = store.log(name).scan(since_reset=False)
-            except CorruptObjectError as err:
+            except (CorruptObjectError, SessionStoreError) as err:
                 raise SessionStoreError(f"gc refused: {err}") from None
             reachable |= _reachable(commits)
         report.reachable = len(reachable)
         candidates = [oid for oid in store.objects if oid not in reachable]
         for i, oid in enumerate(candidates):
+            if tracked is not None and oid in tracked:
+                report.kept_committed += 1
+                continue
             path = store.objects.path(oid)
             try:
                 st = path.stat()
@@ -179,7 +313,7 @@ def gc(
                 continue
             freed = st.st_size if st.st_mtime <= cutoff else None
             if freed is not None and not dry_run:
-                freed = store.objects.prune(oid, cutoff)  # re-checks a writer's touch, race-free
+                freed = store.objects.prune(oid, cutoff)  # re-checks a touch, and survives a crash
             if freed is None:
                 report.kept_young += 1
             else:
@@ -197,7 +331,7 @@ def gc(
             try:
                 old = tmp.stat().st_mtime < time.time() - 3600
             except FileNotFoundError:
-                continue  # a writer (who takes no store lock) finished with it meanwhile
+                continue  # a writer finished with it meanwhile
             if old and not dry_run:
                 tmp.unlink(missing_ok=True)
     return report

@@ -12,12 +12,29 @@ from ..plumbing.logs import Commit
 from ..plumbing.names import is_valid_name
 
 if TYPE_CHECKING:
-    from .store import SessionStore
+    from .layout import StoreLayout as SessionStore
 
-_AT = re.compile(r"(?P<name>.+)@(?P<seq>\d+)")
-_TILDE = re.compile(r"(?P<name>.+)~(?P<k>\d*)")
-_CKPT = re.compile(r"checkpoints/(?P<name>[^/]+)/(?P<k>\d+)")
+_AT = re.compile(r"(?P<name>.+)@(?P<seq>[0-9]+)")
+_TILDE = re.compile(r"(?P<name>.+)~(?P<k>[0-9]*)")
+_CKPT = re.compile(r"checkpoints/(?P<name>[^/]+)/(?P<k>[0-9]+)")
 _HEX = re.compile(r"[0-9a-f]{6,64}")
+_MAX_DIGITS = 18
+"""Longest number a revision may carry: every seq, K and checkpoint fits (and `int()` of 4,300+
+digits would raise instead of answering). Only ASCII digits count: `main@١` is no revision."""
+
+
+def _short(rev: str) -> str:
+    """`rev` quoted for a message, cut to 40 characters (a revision may be pasted garbage)."""
+    return repr(rev[:40]) + ("..." if len(rev) > 40 else "")
+
+
+def _number(text: str, rev: str) -> int:
+    if len(text) > _MAX_DIGITS:
+        raise UnknownRevision(
+            f"revision {_short(rev)} has a {len(text)}-digit number: "
+            f"sequence numbers, ~K and checkpoint numbers have at most {_MAX_DIGITS} digits"
+        )
+    return int(text)
 
 
 def resolve(store: SessionStore, rev: str) -> Commit:
@@ -26,11 +43,12 @@ def resolve(store: SessionStore, rev: str) -> Commit:
         raise UnknownRevision(f"a revision is a string like 'fix-auth@12', not {type(rev).__name__}")
     rev = rev.strip()
     if m := _CKPT.fullmatch(rev):
-        return _checkpoint(store, m["name"], int(m["k"]))
+        return _checkpoint(store, m["name"], _number(m["k"], rev))
     if m := _AT.fullmatch(rev):
-        return _nth(store, m["name"], lambda head: int(m["seq"]), rev)
+        seq = _number(m["seq"], rev)
+        return _nth(store, m["name"], lambda head: seq, rev)
     if m := _TILDE.fullmatch(rev):
-        back = int(m["k"] or 1)
+        back = _number(m["k"], rev) if m["k"] else 1
         return _nth(store, m["name"], lambda head: head.seq - back, rev)
     if is_valid_name(rev) and store.exists(rev):
         head = store.log(rev).head()
@@ -93,7 +111,7 @@ def _unknown(store: SessionStore, rev: str) -> UnknownRevision:
         return UnknownRevision(
             f"no commit id starts with {rev!r} and no session has that name: see `session log NAME`"
         )
-    return UnknownRevision(str(store._unknown_session(rev)) if is_valid_name(rev) else (
-        f"unknown revision {rev!r}: use NAME, NAME@SEQ, NAME~K, a commit id (≥ 6 hex digits) "
+    return UnknownRevision(str(store.unknown_session(rev)) if is_valid_name(rev) else (
+        f"unknown revision {_short(rev)}: use NAME, NAME@SEQ, NAME~K, a commit id (≥ 6 hex digits) "
         "or checkpoints/NAME/K"
     ))  # fmt: skip

@@ -1,0 +1,169 @@
+"""`session chat NAME [--model MODEL]`: talk to a pydantic-ai agent on a session, gauge in the footer.
+
+On a terminal, prompt_toolkit (the optional extra `sessionstore[chat]`) reads lines while a turn runs,
+draws the footer (`Chat.footer`: gauge, model, head) as its bottom toolbar, and turns Ctrl-C into
+`Chat.interrupt` (cancel the running request) and Ctrl-D into leaving. With stdin not a terminal
+(a pipe, a script), lines are read one by one, each turn finishes before the next line is read, and
+the footer is printed after each turn: the same commands, no prompt_toolkit needed.
+
+The session resumes from its latest checkpoint (the newest reset point and the turns after it: what
+`Session` loads); leaving writes its MEMORY.md bullet when the chat moved its head.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from .output import colour_enabled, fail, is_terminal, plural, short_id, store_path
+
+if TYPE_CHECKING:
+    from ..porcelain.session import Session
+    from .chat_core import Chat
+
+INSTALL_HINT = "pip install 'sessionstore[chat]'"
+
+
+@click.command("chat")
+@click.argument("name")
+@click.option(
+    "--model",
+    default="test",
+    show_default=True,
+    help="A pydantic-ai model string (e.g. openai:gpt-4o; keys from the environment), or offline: "
+    "test (pydantic-ai TestModel) or demo (the scripted coder of `session demo`).",
+)
+@click.pass_context
+def chat_cmd(ctx: click.Context, name: str, model: str) -> None:
+    """Chat with an agent on session NAME (created if new), resuming from its latest checkpoint.
+
+    The footer shows the context gauge, the model and the head, refreshed after every request. Slash
+    commands: /compact [FOCUS], /gauge, /log [N], /checkout REV, /fork NEW, /help, /exit.
+    """
+    interactive = is_terminal(sys.stdin) and is_terminal(sys.stdout)
+    if interactive:
+        try:
+            import prompt_toolkit  # noqa: F401
+        except ImportError:
+            raise fail(f"session chat on a terminal needs prompt_toolkit: {INSTALL_HINT}") from None
+    import pydantic_ai
+
+    from ..accounting.settings import Settings
+    from ..plumbing.names import check_name
+    from ..porcelain.store import SessionStore
+    from .chat_core import Chat
+    from .chat_models import chat_agent
+
+    pydantic_ai.BANNER_ENABLED = False  # the chat owns the terminal: the footer says what runs
+    check_name(name)
+    with chat_agent(model) as chosen:
+        settings = Settings.load(overrides=chosen.settings)
+        store = SessionStore.open(store_path(ctx), create=False, settings=settings)
+        session = store.session(name)
+        out = _printer()
+        with _notes(out):
+            chat = Chat(store, session, chosen.agent, chosen.label, out)
+            out(_banner(session, chosen.label, store.root, interactive))
+            asyncio.run(_interactive(chat) if interactive else _piped(chat))
+
+
+def _printer() -> Callable[[str], None]:
+    def out(line: str) -> None:
+        print(line, flush=True)  # under patch_stdout this lands above the prompt
+
+    return out
+
+
+@contextmanager
+def _notes(out: Callable[[str], None]) -> Iterator[None]:
+    """Warnings (an unknown model's window, a failed compaction) as one `note:` line each."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+
+        def show(message: Any, category: Any, filename: Any, lineno: Any, file: Any = None, line: Any = None):
+            out(f"note: {message}")
+
+        warnings.showwarning = show
+        yield
+
+
+def _banner(session: Session, label: str, root: Any, interactive: bool) -> str:
+    head = session.head
+    if head is None:
+        state = "new session"
+    else:
+        commits = session.log()
+        since = next((i for i, c in enumerate(commits) if c.is_reset), None)
+        turns = since if since is not None else len(commits)
+        if since is not None and commits[since].kind == "compaction":
+            k = commits[since].extra.get("checkpoint")
+            origin = f"checkpoints/{session.name}/{k} + {plural(turns, 'turn')}"
+        elif since is not None:
+            origin = f"the {commits[since].kind} {short_id(commits[since].id)} + {plural(turns, 'turn')}"
+        else:
+            origin = plural(turns, "turn")
+        state = f"resumed {plural(session.persisted_count, 'message')} from {origin}"
+    keys = "/help lists the commands, Ctrl-D leaves" if interactive else "/help lists the commands"
+    return f"chat on {session.name!r} ({root}): {state} · model {label} · {keys}"
+
+
+async def _piped(chat: Chat) -> None:
+    """Lines from a pipe: each turn runs to its end before the next line is read."""
+    while True:
+        line = await asyncio.to_thread(sys.stdin.readline)
+        if not line:
+            break
+        if not await chat.handle(line):
+            break
+        if chat.job is not None:
+            await chat.job
+            chat.job = None
+            chat.out(f"── {chat.footer_text()}")
+    await chat.close()
+
+
+async def _interactive(chat: Chat) -> None:
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.formatted_text import FormattedText
+    from prompt_toolkit.patch_stdout import patch_stdout
+    from prompt_toolkit.styles import Style
+
+    prompt: PromptSession[str] = PromptSession(
+        bottom_toolbar=lambda: FormattedText(chat.footer()),
+        refresh_interval=0.5,
+        style=Style.from_dict({"bottom-toolbar": "noreverse bg:ansiblack fg:ansiwhite"}),
+        color_depth=None if colour_enabled() else _mono(),
+    )
+
+    def invalidate() -> None:
+        if prompt.app.is_running:
+            prompt.app.invalidate()
+
+    chat.invalidate = invalidate
+    with patch_stdout(raw=True):
+        while True:
+            try:
+                line = await prompt.prompt_async("> ")
+            except KeyboardInterrupt:
+                chat.interrupt()
+                continue
+            except EOFError:
+                break
+            if not await chat.handle(line):
+                break
+        await chat.close()
+
+
+def _mono() -> Any:
+    from prompt_toolkit.output import ColorDepth
+
+    return ColorDepth.MONOCHROME
+
+
+COMMANDS: list[click.Command] = [chat_cmd]

@@ -1,0 +1,104 @@
+"""`session chat` with stdin not a terminal: the same commands, one line at a time, the footer after turns.
+
+In-process through click's runner (its stdin is no terminal), offline with `--model test` and `demo`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from helpers.cli import assert_refused, snapshot
+from sessionstore.cli.main import cli
+from sessionstore.porcelain.store import SessionStore
+
+
+def run(root: Path, *args: str, input: str, env: dict[str, str | None] | None = None) -> Result:
+    """`session --store ROOT ARGS` in-process with `input` as its (non-terminal) stdin."""
+    return CliRunner().invoke(
+        cli, ["--store", str(root), *args], input=input, env=env, catch_exceptions=False
+    )
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    path = tmp_path / "store"
+    SessionStore.open(path)
+    return path
+
+
+def _chat(root: Path, name: str, lines: list[str], model: str = "test") -> str:
+    result = run(root, "chat", name, "--model", model, input="\n".join(lines) + "\n")
+    assert result.exit_code == 0, (result.output, result.stderr)
+    assert "Traceback" not in result.output
+    return result.stdout
+
+
+def test_turns_are_persisted_and_the_footer_follows_the_head(root: Path) -> None:
+    out = _chat(root, "t", ["hello", "again", "/log"])
+    store = SessionStore.open(root, create=False)
+    commits = store.session("t").log()
+    assert [c.kind for c in commits] == ["turn", "turn"]
+    assert out.count("assistant  ok (pydantic-ai's TestModel, offline") == 2
+    assert f"head {commits[1].id[:7]} t@1" in out and f"head {commits[0].id[:7]} t@2" in out
+    assert f"{commits[0].id[:7]} (head) turn" in out  # /log, newest first
+    assert "new session" in out.splitlines()[0]
+
+
+def test_checkout_and_fork_move_the_chat(root: Path) -> None:
+    out = _chat(root, "t", ["one", "two", "/checkout @1", "/fork t2", "three"])
+    store = SessionStore.open(root, create=False)
+    t = store.session("t")
+    assert [c.kind for c in t.log()] == ["checkout", "turn", "turn"]
+    assert t.persisted_count == 2
+    assert "head is now" in out and "t@1" in out
+    assert "now chatting in t2" in out
+    t2 = store.session("t2")
+    assert [c.kind for c in t2.log()] == ["turn", "fork"] and t2.persisted_count == 4
+    assert f"head {t2.head.id[:7]} t2@2" in out
+
+
+def test_mistakes_in_the_chat_are_one_line_and_change_nothing(root: Path) -> None:
+    _chat(root, "t", ["one"])
+    before = snapshot(root)
+    out = _chat(root, "t", ["/checkout nosuch@9", "/fork t", "/compat", "/checkout", "/exit", "never sent"])
+    assert snapshot(root) == before
+    lines = out.splitlines()
+    assert any("nosuch" in line and "session" in line for line in lines), out
+    assert any("'t' already exists" in line for line in lines), out
+    assert any("unknown command /compat" in line for line in lines)
+    assert any("/checkout needs REV" in line for line in lines)
+    assert "never sent" not in out
+
+
+def test_compact_in_a_demo_chat_writes_a_checkpoint_and_a_restart_resumes_there(root: Path) -> None:
+    first = "Get familiar with the inventory project: list the files and read the README."
+    second = "Read models.py and store.py. We must never change the public API of Inventory."
+    out = _chat(root, "d", [first, second, "/compact the API rule"], model="demo")
+    assert '→ read_file(path="inventory/models.py")' in out
+    assert "compaction tier 2 [checkpoints/d/1]" in out
+    out = _chat(root, "d", ["/gauge"], model="demo")
+    head = SessionStore.open(root, create=False).log("d").head()
+    assert f"resumed {head.count} messages from checkpoints/d/1 + 0 turns" in out
+    assert "of 16k · micro" in out
+
+
+def test_an_unusable_model_is_refused_before_anything_is_written(root: Path) -> None:
+    before = snapshot(root)
+    result = run(root, "chat", "t", "--model", "nosuchprovider:model", input="hello\n")
+    assert_refused(result, "cannot use model 'nosuchprovider:model'", "--model test")
+    result = run(
+        root, "chat", "t", "--model", "openai-chat:gpt-4o", input="hello\n", env={"OPENAI_API_KEY": None}
+    )
+    assert_refused(result, "cannot use model", "OPENAI_API_KEY")
+    result = run(root, "chat", "bad/name", input="hello\n")
+    assert result.exit_code == 2 and "bad/name" in result.stderr
+    assert snapshot(root) == before
+
+
+def test_no_store_is_one_line_naming_session_init(tmp_path: Path) -> None:
+    result = run(tmp_path / "nowhere", "chat", "t", input="hello\n")
+    assert_refused(result, "session init")
+    assert not (tmp_path / "nowhere").exists()

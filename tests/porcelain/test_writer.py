@@ -1,0 +1,84 @@
+"""The one commit writer: guards and what every commit carries (DESIGN §3, §5)."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelResponse, TextPart
+from pydantic_ai.models.function import FunctionModel
+
+from helpers.messages import tagged_turn
+from sessionstore.errors import SessionStoreError
+from sessionstore.integrations.runs import run_turn
+from sessionstore.porcelain.store import SessionStore
+from sessionstore.porcelain.writer import Lockstep, model_id
+
+
+def _agent() -> Agent[None, str]:
+    return Agent(FunctionModel(lambda messages, info: ModelResponse(parts=[TextPart("done")])))
+
+
+def test_append_refuses_all_messages_and_saves_nothing(store: SessionStore) -> None:
+    session = store.session("s")
+    agent = _agent()
+    first = agent.run_sync("one", message_history=session.history)
+    session.append(first.new_messages())
+    second = agent.run_sync("two", message_history=session.history)
+    before = (session.persisted_count, session.head, store.log("s").path.read_bytes())
+    with pytest.raises(SessionStoreError, match=r"result\.new_messages\(\), not all_messages\(\)"):
+        session.append(second.all_messages())
+    assert (session.persisted_count, session.head, store.log("s").path.read_bytes()) == before
+    # the same history decoded again (another process, a reload) is caught by its stored bytes
+    reopened = store.session("s")
+    with pytest.raises(SessionStoreError, match="new_messages"):
+        reopened.append(store.session("s").history + list(second.new_messages()))
+    session.append(second.new_messages())
+    assert store.session("s").persisted_count == 4
+
+
+def test_a_turn_that_happens_to_repeat_nothing_is_accepted(store: SessionStore) -> None:
+    session = store.session("s")
+    session.append(tagged_turn(0, 0))
+    session.append(tagged_turn(0, 1))
+    assert session.persisted_count == len(tagged_turn(0, 0)) + len(tagged_turn(0, 1))
+
+
+@pytest.mark.parametrize("how", ["fork", "checkout"])
+def test_fork_and_checkout_keep_the_sources_model_and_window(store: SessionStore, how: str) -> None:
+    session = store.session("s")
+    session.model = "anthropic:claude-sonnet-4-5"
+    for i in range(3):
+        session.append(tagged_turn(0, i))
+    assert session.head is not None and session.head.extra.get("model") == model_id(session.model)
+    capacity = session.head.extra.get("capacity")
+    if how == "fork":
+        moved = store.fork("s@2", "spike")
+        head = moved.head
+    else:
+        head = session.checkout("s@2")
+    assert head is not None and head.kind == how
+    assert head.extra.get("model") == "anthropic:claude-sonnet-4-5"
+    assert head.extra.get("capacity") == capacity
+
+
+def test_count_and_tokens_follow_the_parent_without_resumming(store: SessionStore) -> None:
+    session = store.session("s")
+    for i in range(5):
+        session.append(tagged_turn(1, i))
+    assert session.head is not None
+    assert session.head.count == len(session.history) == session.persisted_count
+    assert session.head.tokens == sum(session.sizes)
+    assert isinstance(session, Lockstep)
+
+
+def test_run_turn_through_the_writer_replays_equal(store: SessionStore) -> None:
+    session = store.session("s")
+    for prompt in ("a", "b", "c"):
+        run_turn(session, _agent(), prompt)
+    assert store.session("s").history == session.history
+
+
+def test_session_end_uses_the_stores_summary_model(store: SessionStore) -> None:
+    assert store.summary_model == store.settings.model == "extractive"
+    store.summarizer = FunctionModel(lambda messages, info: ModelResponse(parts=[TextPart("x")]))
+    assert store.summary_model is store.summarizer
