@@ -58,7 +58,8 @@ def test_the_footer_is_refreshed_after_each_request_of_a_run(tmp_path: Path) -> 
     assert "c: new" in seen[0]
     assert out[:2] == ["  → probe(n=1)", "  → probe(n=2)"] and out[2] == "assistant  done"
     head = session.head
-    assert head is not None and f"head {head.id[:7]} c@1" in chat.footer_text()
+    # one line per step of the run (issue 10: each step is durable before the next request)
+    assert head is not None and head.seq == 3 and f"head {head.id[:7]} c@3" in chat.footer_text()
     assert "working" not in chat.footer_text()
 
 
@@ -116,9 +117,8 @@ def test_a_turn_that_finds_the_session_moved_reloads_it_and_loses_nothing(tmp_pa
         await chat.job
 
     asyncio.run(turn())
-    assert out == [
-        f"not saved: another writer moved 'm' during this turn; reloaded it (2 messages, head "
-        f"{other.head.id[:7]}): send the message again"
-    ]
+    assert len(out) == 1 and "'m-run1'" in out[0] and "nothing was lost" in out[0], out
+    assert out[0].endswith(f"; reloaded 'm' (2 messages, head {other.head.id[:7]})")
+    assert [m.parts[0].content for m in store.session("m-run1").history[-2:]] == ["hello", "mine"]
     assert session.head == other.head and [c.kind for c in session.log()] == ["turn"]
     assert f"head {other.head.id[:7]} m@1" in chat.footer_text()

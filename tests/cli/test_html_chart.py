@@ -34,7 +34,7 @@ def logs(draw: st.DrawFn) -> list[Commit]:
             if draw(st.booleans()):
                 extra["measured"] = tokens + draw(st.integers(0, 500))
             if draw(st.booleans()):
-                extra["peak"] = tokens + draw(st.integers(0, 5_000))
+                extra["peak"] = tokens + draw(st.integers(1, 5_000))  # a request is never 0 tokens
         commits.append(
             Commit(f"{seq:064x}", None, seq, kind, None, seq, tokens, None, "2026-01-01T00:00:00Z", extra)
         )

@@ -285,3 +285,25 @@ def test_a_tier_three_budget_below_its_minimum_never_breaks_the_turn(
         commit = s.append(turn(9))
     assert commit.kind == "turn" and any("compaction failed" in str(w.message) for w in caught)
     assert store.session("s").persisted_count == s.persisted_count
+
+
+def test_a_reopened_session_uses_the_capacity_its_head_recorded(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A model only its `Model` object knew (a custom profile window) keeps that window after reopening,
+    the same one `session gauge` reads from the head line."""
+    from pydantic_ai.messages import ModelResponse, TextPart
+    from pydantic_ai.models.function import FunctionModel
+    from pydantic_ai.profiles import ModelProfile
+
+    from helpers.messages import tagged_turn
+    from sessionstore.accounting.settings import Settings
+    from sessionstore.porcelain.store import SessionStore
+
+    store = SessionStore.open(tmp_path / "s", settings=Settings())
+    session = store.session("w")
+    session.model = FunctionModel(
+        lambda m, i: ModelResponse(parts=[TextPart("x")]), profile=ModelProfile(context_window=16_000)
+    )
+    session.append(tagged_turn(0, 0))
+    assert session.head is not None and session.head.extra["capacity"] == 16_000
+    reopened = store.session("w")
+    assert cascade.session_levels(reopened)[0] == 16_000

@@ -239,7 +239,7 @@ def test_a_step_of_foreign_usage_is_stored_as_given(store: SessionStore) -> None
 
 # -- imports are all or nothing across kill -9 and Ctrl-C (real processes, real signals) -------------------
 
-IMPORT_TURNS = 400
+IMPORT_TURNS = 250
 
 
 def _big_transcript(tmp_path: Path) -> Path:
@@ -288,7 +288,7 @@ def test_kill_9_during_import_never_leaves_a_partial_session(store: SessionStore
     rng = random.Random(13)
     for kill in range(2):
         child = _start_import(store.root, source, "big")
-        _wait_until_writing(store, "big", child, rng.randrange(1, 40_000))
+        _wait_until_writing(store, "big", child, rng.randrange(1, 30_000))
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=30)
         assert "big" not in store.sessions() and not store.exists("big")  # invisible, whatever was written
@@ -312,7 +312,7 @@ def test_ctrl_c_during_import_always_stops_it_with_nothing_published(
     import time
 
     source = _big_transcript(tmp_path)
-    for at in (1, 20_000):
+    for at in (1, 15_000):
         child = _start_import(store.root, source, "big")
         _wait_until_writing(store, "big", child, at)
         sent = time.monotonic()

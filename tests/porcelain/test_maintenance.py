@@ -274,7 +274,7 @@ def test_gc_at_grace_zero_never_deletes_a_blob_a_writer_is_committing(store: Ses
         while any(child.poll() is None for child in children) or runs == 0:
             gc(store, grace_days=0)  # a blob written but not yet committed is exactly what gc must spare
             runs += 1
-            time.sleep(0.03)  # a loop, not a siege: writers get in between runs
+            time.sleep(0.05)  # a loop, not a siege: writers get in between runs
     finally:
         outputs = [child.communicate(timeout=120)[0] for child in children]
     assert [child.returncode for child in children] == [0] * GC_WRITERS

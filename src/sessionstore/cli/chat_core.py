@@ -243,13 +243,11 @@ class Chat:
         except asyncio.CancelledError:
             await asyncio.to_thread(self._settle)
             self.out(f"cancelled. {self._kept()}")
-        except StaleSessionError:  # another writer appended first: take its head, lose nothing of theirs
+        except StaleSessionError as err:  # another writer appended first: take its head, lose nothing
             await asyncio.to_thread(self._settle)
             await asyncio.to_thread(self.session.reload)
-            self.out(
-                f"not saved: another writer moved {self.session.name!r} during this turn; reloaded it "
-                f"({self._state()}): send the message again"
-            )
+            # before any request the run saved nothing; after one, the error names the fork holding it
+            self.out(f"{err}; reloaded {self.session.name!r} ({self._state()})")
         except SessionStoreError as err:
             await asyncio.to_thread(self._settle)
             self.out(f"not saved: {err}")

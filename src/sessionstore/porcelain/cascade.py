@@ -16,7 +16,7 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from ..accounting.thresholds import Levels, levels, over_threshold, resolve_window
+from ..accounting.thresholds import Levels, levels, over_threshold, resolve_window, window_for_capacity
 from ..compaction.events import (
     CompactionEvent,
     ContextCompacted,
@@ -40,9 +40,20 @@ __all__ = ["model_id", "model_of"]  # re-exported: callers found them here first
 
 
 def session_levels(session: Lockstep) -> tuple[int, Levels]:
-    """The resolved window and the micro/full levels for `session` (read fresh: env may change)."""
-    window = resolve_window(session.model or model_of(session.messages), session.store.settings)
-    return window, levels(window, session.store.settings)
+    """The resolved window and the micro/full levels for `session` (read fresh: env may change).
+
+    The window is the model's: `session.model` when the caller set it (run_turn sets the agent's), else
+    the `capacity` the head line recorded for the model that wrote it (what `session gauge` reads, so a
+    reopened session and the gauge agree even for a model only its `Model` object knew), else the
+    newest response's model id resolved through pydantic-ai's profile data.
+    """
+    settings = session.store.settings
+    head = session.head
+    if session.model is None and head is not None and isinstance(head.extra.get("capacity"), int):
+        window = window_for_capacity(head.extra["capacity"], settings)
+    else:
+        window = resolve_window(session.model or model_of(session.messages), settings)
+    return window, levels(window, settings)
 
 
 def summary_text(msg: ModelMessage) -> str | None:
