@@ -243,9 +243,11 @@ Compactor = Callable[[list[ModelMessage], float], list[ModelMessage]]
 def _by_summary(summarizer: Callable[[list[ModelMessage], list[ModelMessage]], str]) -> Compactor:
     def compact(history: list[ModelMessage], tail: float) -> list[ModelMessage]:
         sizes = estimate_messages(history)
-        start = split_point(history, sizes, int(sum(sizes) * tail))
-        head = summary_message(summarizer(history[:start], history[start:]), system_parts(history[:start]))
-        return [head, *history[start:]]
+        cut = split_point(history, sizes, int(sum(sizes) * tail))
+        kept = cut.messages(history)
+        summarized = [m for i, m in enumerate(history[: cut.start]) if i != cut.request]
+        head = summary_message(summarizer(history[: cut.start], kept), system_parts(summarized))
+        return [head, *kept]
 
     return compact
 
@@ -253,7 +255,7 @@ def _by_summary(summarizer: Callable[[list[ModelMessage], list[ModelMessage]], s
 def truncate(history: list[ModelMessage], tail: float) -> list[ModelMessage]:
     """Baseline: keep the newest 30 % of tokens (whole user turns), drop the rest."""
     sizes = estimate_messages(history)
-    return history[split_point(history, sizes, int(sum(sizes) * 0.3)) :]
+    return split_point(history, sizes, int(sum(sizes) * 0.3)).messages(history)
 
 
 def _drop_everything(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
