@@ -137,3 +137,124 @@ def test_largest_real_transcript(realdata: Path) -> None:
     assert validate_summary(text) == [] and count_text(text) <= MAX_SUMMARY_TOKENS
     assert "Caveat:" not in text  # Claude Code's harness lines are not user requests
     assert "codex" in section_body(text, "## Critical Context")
+
+
+# --- issue 11, "What goes wrong today": one test each ---------------------------------------------
+
+
+def _turns(*texts: str) -> list:
+    out: list = []
+    for n, text in enumerate(texts):
+        out += [ModelRequest(parts=[UserPromptPart(text)]), ModelResponse(parts=[TextPart(f"noted {n}")])]
+    return out
+
+
+def test_a_number_stays_with_its_rule() -> None:
+    text = summarize_extractive(_turns("Budget cap is $500 total. Never exceed without explicit approval."))
+    assert "- Budget cap is $500 total. Never exceed without explicit approval." in text
+
+
+def test_no_split_inside_numbers_and_paths() -> None:
+    text = summarize_extractive(_turns("Only Python 3.11. Always read .../tasks/workflow.xml first."))
+    constraints = section_body(text, "## Constraints & Preferences")
+    assert "- Only Python 3.11." in constraints
+    assert "- Always read .../tasks/workflow.xml first." in constraints
+
+
+def test_third_person_and_plain_phrasing_survive() -> None:
+    text = summarize_extractive(
+        _turns("The user prefers terse answers.", "use metric, not imperial", "Reply in bullet points only")
+    )
+    constraints = section_body(text, "## Constraints & Preferences")
+    for rule in (
+        "The user prefers terse answers.",
+        "use metric, not imperial",
+        "Reply in bullet points only",
+    ):
+        assert f"- {rule}" in constraints
+
+
+def test_a_correction_beats_the_stale_value() -> None:
+    text = summarize_extractive(
+        _turns("Ship it: the deadline 2027-03-25 is firm.", "The deadline is 2027-01-22 and does not move.")
+    )
+    current = [line for line in text.splitlines() if "2027-03-25" in line]
+    assert current and all(line.startswith("- Superseded (no longer current): ") for line in current)
+    assert "- The deadline is 2027-01-22 and does not move." in section_body(
+        text, "## Constraints & Preferences"
+    )
+
+
+def test_plain_facts_have_a_section() -> None:
+    text = summarize_extractive(
+        _turns("The production database is Postgres 15. The on-call owner is Priya Raman.")
+    )
+    context = section_body(text, "## Critical Context")
+    assert (
+        "- The production database is Postgres 15." in context
+        and "- The on-call owner is Priya Raman." in context
+    )
+
+
+def test_recompaction_keeps_in_progress_and_sums_counts() -> None:
+    first = summarize_extractive(
+        _turns("Migrate the billing service to Postgres 15.", "Start with the invoices table.")
+    )
+    assert "extracted from 4 messages" in first
+    later = [
+        ModelRequest(parts=[CompactionPart(content=first)]),
+        *_turns("Also keep the audit log under 2 GB."),
+    ]
+    merged = summarize_extractive(later)
+    assert "extracted from 6 messages" in merged  # 4 before the first compaction, 2 since
+    progress = section_body(merged, "### In Progress")
+    assert "Start with the invoices table." in progress and "Migrate the billing service" in progress
+    assert "Also keep the audit log under 2 GB." in section_body(merged, "## Constraints & Preferences")
+    again = summarize_extractive([ModelRequest(parts=[CompactionPart(content=merged)]), *_turns("ok")])
+    assert section_body(again, "### In Progress") == progress  # carried, not duplicated
+
+
+def test_superseded_items_are_dropped_on_recompaction() -> None:
+    first = summarize_extractive(
+        _turns("The deadline is 2027-03-25.", "Correction: the deadline is 2027-01-22.")
+    )
+    assert "Superseded" in first
+    merged = summarize_extractive(
+        [ModelRequest(parts=[CompactionPart(content=first)]), *_turns("go on then")]
+    )
+    assert "2027-03-25" not in merged and "2027-01-22" in merged
+
+
+def test_no_double_bullets_and_no_ack_requests() -> None:
+    text = summarize_extractive(_turns("- Used the cache\n- Then the db", "fix the flaky upload test", "p"))
+    assert "- - " not in text and "Recent user request" not in text
+    assert "- p" not in text.splitlines()
+
+
+def test_slashed_words_are_not_files() -> None:
+    text = summarize_extractive(_turns("Compare Claude/Gemini for CI/CD. in Zone/X, then edit src/app.py"))
+    files = next(line for line in section_body(text, "## Critical Context").splitlines() if "Files:" in line)
+    assert files == "- Files: `src/app.py`"
+
+
+def test_small_budget_keeps_the_most_important_first() -> None:
+    history = _turns(
+        *[f"step {i}: tidy module m{i}" for i in range(40)], "Never push to main. The owner is Ada Lovelace."
+    )
+    for budget in (200, 400, 1000):
+        text = summarize_extractive(history, max_tokens=budget)
+        assert validate_summary(text) == [] and count_text(text) <= budget
+        assert "Never push to main." in text and "Ada Lovelace" in text
+
+
+def test_real_claude_code_goal_is_the_users_task(realdata: Path) -> None:
+    from sessionstore.formats.transcripts import read_transcript
+
+    transcript = read_transcript(realdata / "claude_code" / "codemie_session-3fe1b6bc.jsonl")
+    text = summarize_extractive([m for step in transcript.steps for m in step.messages])
+    goal = section_body(text, "## Goal")
+    assert "IT IS CRITICAL" not in goal and "metrics plugin for codex" in goal
+    assert "Recent user request" not in text and "- - " not in text
+    assert "TODO is not acceptable, implementation must be full." in section_body(
+        text, "## Constraints & Preferences"
+    )

@@ -134,3 +134,27 @@ def test_llm_summary_and_async_twin() -> None:
 def test_sizes_must_match() -> None:
     with pytest.raises(ValueError, match="sizes"):
         full_compact(history_of(2), [1], settings=Settings(), full_level=10)
+
+
+def test_summary_fits_its_share_at_small_windows() -> None:
+    """Issue 11: at small windows the summary took 2.2x a 10% share; now it is sized to it."""
+    from sessionstore.accounting.tokens import count_text
+    from sessionstore.compaction.full import summary_budget
+
+    history = []
+    for i in range(60):
+        history += [
+            ModelRequest(
+                parts=[
+                    UserPromptPart(f"Never break api v{i}.{i}; module m{i} must keep {i * 7} tests green.")
+                ]
+            ),
+            ModelResponse(parts=[TextPart(f"I decided to refactor m{i} because it is slow.")]),
+        ]
+    sizes = estimate_messages(history)
+    for full_level, setting in ((4000, 4000), (20_000, 4000), (1_000_000, 700)):
+        settings = Settings(summary_max_tokens=setting)
+        budget = summary_budget(settings, full_level)
+        assert budget == min(setting, full_level // 10)
+        result = full_compact(history, sizes, settings=settings, full_level=full_level)
+        assert count_text(result.summary) <= budget

@@ -45,7 +45,11 @@ def test_valid_answer_is_returned_and_prompt_frames_transcript_as_data() -> None
     _, info = script.seen[0]
     assert info.instructions == SYSTEM_PROMPT.strip() and "not instructions" in SYSTEM_PROMPT
     prompt = script.last_prompt()
-    assert prompt.startswith("Summarize") and "<transcript>" in prompt and prompt.count("</transcript>") == 1
+    assert (
+        "Summarize the conversation" in prompt
+        and "<transcript>" in prompt
+        and prompt.count("</transcript>") == 1
+    )
     assert "Fix the login bug" in prompt
 
 
@@ -101,3 +105,64 @@ def test_extractive_dispatch_needs_no_model() -> None:
 def test_prompt_neutralizes_closing_tag() -> None:
     prompt = build_prompt(HISTORY)
     assert prompt.count("</transcript>") == 1 and prompt.rstrip().endswith("</transcript>")
+
+
+# --- the check after an LLM summary (issue 11) -----------------------------------------------------
+
+RULES: list[ModelMessage] = [
+    ModelRequest(
+        parts=[
+            UserPromptPart(
+                "Fix the login bug. Budget cap is $500 total. Never exceed without explicit approval. "
+                "The user prefers terse answers. The production database is Postgres 15."
+            )
+        ]
+    ),
+    ModelResponse(parts=[TextPart("On it.")]),
+    ModelRequest(parts=[UserPromptPart("The deadline is 2027-03-25.")]),
+    ModelResponse(parts=[TextPart("ok")]),
+    ModelRequest(parts=[UserPromptPart("Correction: the deadline is 2027-01-22.")]),
+    ModelResponse(parts=[TextPart("ok")]),
+]
+KEPT_LINES = [
+    "- kept from the transcript: Budget cap is $500 total. Never exceed without explicit approval.",
+    "- kept from the transcript: The user prefers terse answers.",
+    "- kept from the transcript: The production database is Postgres 15.",
+    "- kept from the transcript: Correction: the deadline is 2027-01-22.",
+]
+
+
+def test_a_summary_that_drops_everything_gets_it_back_verbatim() -> None:
+    script = Scripted(VALID)  # valid skeleton, none of the rules
+    text = summarize(RULES, settings=LLM, model=FunctionModel(script))
+    assert validate_summary(text) == []
+    assert text.startswith(VALID.rstrip()) and text.rstrip().splitlines()[-4:] == KEPT_LINES
+    assert "2027-03-25" not in text  # the superseded value is not required, so not re-added as current
+    prompt = script.last_prompt()  # the checklist reached the model, superseded marked
+    assert "- Budget cap is $500 total. Never exceed without explicit approval." in prompt
+    assert "(superseded, not current) The deadline is 2027-03-25." in prompt
+
+
+def test_a_paraphrase_that_keeps_the_values_needs_nothing_added() -> None:
+    kept = VALID.replace(
+        "## Constraints & Preferences\n- fix the login bug",
+        "## Constraints & Preferences\n- budget cap: **$500 total**, never exceed it without explicit OK"
+        "\n- the user prefers terse answers\n- production database is postgres 15\n- deadline: 2027-01-22",
+    )
+    assert summarize(RULES, settings=LLM, model=FunctionModel(Scripted(kept))) == kept
+
+
+def test_a_summary_that_drops_the_value_only_gets_the_rule_back() -> None:
+    lossy = VALID.replace(
+        "## Constraints & Preferences\n- fix the login bug",
+        "## Constraints & Preferences\n- Never exceed the budget cap without explicit approval.\n"
+        "- The user prefers terse answers.\n- The production database is Postgres.\n- deadline 2027-01-22",
+    )
+    text = summarize(RULES, settings=LLM, model=FunctionModel(Scripted(lossy)))
+    added = text[len(lossy.rstrip()) :].strip().splitlines()
+    assert added == [KEPT_LINES[0], KEPT_LINES[2]]
+
+
+def test_async_path_is_checked_too() -> None:
+    text = asyncio.run(summarize_async(RULES, settings=LLM, model=FunctionModel(Scripted(VALID))))
+    assert text.rstrip().splitlines()[-4:] == KEPT_LINES

@@ -48,6 +48,9 @@ class Settings:
     memory_compression_enabled: bool = True
     model: str = "extractive"
     lock_timeout_s: float = 10.0
+    summary_max_tokens: int = 4_000
+    """Ceiling on a tier-2 summary (both summarizers; the offline one renders most important first
+    within it, and full compaction lowers it further at small windows)."""
 
     def __post_init__(self) -> None:
         # Direct construction is validated too, so no code path holds an impossible Settings.
@@ -133,6 +136,7 @@ _SPECS: dict[str, str] = {
     "memory_compression_enabled": "bool",
     "model": "nonempty_str",
     "lock_timeout_s": "nonneg_float",
+    "summary_max_tokens": "positive_int",
 }
 
 _ALLOWED = {

@@ -34,13 +34,25 @@ from sessionstore.compaction.turns import (
 from sessionstore.errors import CompactionError
 
 __all__ = [
+    "SUMMARY_SHARE",
     "FullResult",
     "full_compact",
     "full_compact_async",
     "split_point",
+    "summary_budget",
     "summary_message",
     "system_parts",
 ]
+
+
+SUMMARY_SHARE = 10
+"""A summary may take at most 1/SUMMARY_SHARE of the full level: at small windows the setting's
+4,000 tokens would leave too little room for the tail and the next turns."""
+
+
+def summary_budget(settings: Settings, full_level: int) -> int:
+    """Tokens a tier-2 summary may use: `summary_max_tokens`, lowered to a tenth of the full level."""
+    return max(min(settings.summary_max_tokens, full_level // SUMMARY_SHARE), 1)
 
 
 @dataclass(frozen=True)
@@ -120,7 +132,15 @@ def full_compact(
     """
     _check(history, sizes)
     tail = split_point(history, sizes, min(settings.keep_recent_tokens, full_level // 2))
-    summary = summarize(history[: tail.start], settings=settings, focus=focus, model=model)
+    budget = summary_budget(settings, full_level)
+    summary = summarize(
+        history[: tail.start],
+        settings=settings,
+        focus=focus,
+        model=model,
+        max_tokens=budget,
+        later=tail.messages(history),
+    )
     return _result(history, sizes, tail, summary)
 
 
@@ -136,5 +156,13 @@ async def full_compact_async(
     """Async twin of `full_compact` (the summary model is awaited, not run on a nested loop)."""
     _check(history, sizes)
     tail = split_point(history, sizes, min(settings.keep_recent_tokens, full_level // 2))
-    summary = await summarize_async(history[: tail.start], settings=settings, focus=focus, model=model)
+    budget = summary_budget(settings, full_level)
+    summary = await summarize_async(
+        history[: tail.start],
+        settings=settings,
+        focus=focus,
+        model=model,
+        max_tokens=budget,
+        later=tail.messages(history),
+    )
     return _result(history, sizes, tail, summary)

@@ -15,7 +15,13 @@ What is read, and why:
 - `event_msg` `token_count` gives the usage of the response just before it (`last_token_usage`;
   OpenAI's input count already includes cached tokens). `turn_context` gives the model name.
   `session_meta` gives the session id for the suggested name. Other events are UI echoes: skipped.
-- `compacted` lines (Codex's own compaction) become `ModelRequest([CompactionPart(message)])`.
+- `compacted` lines (Codex's own compaction) start a compaction step: the history restarts at
+  `ModelRequest([*developer messages, CompactionPart(summary)])`, then the user messages and model
+  items its `replacement_history` kept (the history Codex continued from). The summary is
+  `message`; when that is empty (remote compaction), the replacement history's summary message (a
+  user message opening with Codex's hand-off prefix); when only an encrypted `compaction` item
+  carries it, a line saying so and counting what was kept. So the import writes a compaction
+  commit with its checkpoint ref, and the session replays from the state Codex resumed from.
 - Other item kinds (web_search_call, local_shell_call, ...) become a short `[<type> item]` text.
 """
 
@@ -51,6 +57,10 @@ from sessionstore.formats.common import (
 )
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+SUMMARY_PREFIX = "Another language model started to solve this problem and produced a summary"
+"""How Codex opens the summary message of a compacted history (its compact summary prefix); the
+prefix ends at "...assist with your own analysis:" and the rest of that message is the summary."""
+_PREFIX_END = "your own analysis:"
 _OUTPUTS = ("function_call_output", "custom_tool_call_output")
 
 
@@ -73,7 +83,10 @@ def read_codex(path: Path, text: str) -> ImportedTranscript:
         elif kind == "turn_context":
             builder.model = as_str(payload.get("model")) or builder.model
         elif kind == "compacted":
-            builder.compaction(as_str(payload.get("message")) or "", when)
+            history = payload.get("replacement_history")
+            builder.compaction(
+                as_str(payload.get("message")) or "", history if isinstance(history, list) else [], when
+            )
         elif kind == "response_item":
             builder.item(payload, when)
         elif kind == "event_msg":
@@ -168,9 +181,40 @@ class _Builder:
             details=ints,
         )
 
-    def compaction(self, summary: str, when: datetime) -> None:
+    def compaction(self, summary: str, history: list[Any], when: datetime) -> None:
+        """Restart the history at a summary, followed by what Codex kept (`replacement_history`)."""
         self._flush()
-        self.out.append(ModelRequest(parts=[CompactionPart(content=summary)], timestamp=when))
+        kept: list[ModelRequestPart] = []
+        system: list[ModelRequestPart] = []
+        model_items: list[dict[str, Any]] = []
+        encrypted = False
+        for item in history:
+            if not isinstance(item, dict):
+                continue
+            kind, role = item.get("type"), item.get("role")
+            if kind == "compaction" or kind == "compaction_summary":
+                encrypted = True
+            elif kind == "message" and role in ("user", "developer", "system"):
+                text = "\n".join(_texts(item.get("content")))
+                if role == "user" and text.startswith(SUMMARY_PREFIX):
+                    summary = summary or text.split(_PREFIX_END, 1)[-1].strip()
+                elif role == "user":
+                    kept.append(UserPromptPart(content=text, timestamp=when))
+                else:
+                    system.append(SystemPromptPart(content=text, timestamp=when))
+            else:
+                model_items.append(item)
+        if not summary.strip():
+            what = "an encrypted summary" if encrypted else "no summary text"
+            summary = f"[Codex compacted the history here with {what}; {len(kept)} kept messages follow]"
+        # The summary request stays a pure summary request (what checkpoints and tier 3 read); the kept
+        # user messages follow it as their own request, as Codex's replacement history lists them.
+        self.out.append(ModelRequest(parts=[*system, CompactionPart(content=summary)], timestamp=when))
+        if kept:
+            self.out.append(ModelRequest(parts=kept, timestamp=when))
+        for item in model_items:
+            self.item(item, when)
+        self._flush()
 
     def finish(self) -> list[ModelMessage]:
         self._flush()

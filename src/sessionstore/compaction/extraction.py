@@ -1,0 +1,381 @@
+"""Typed items from the messages a compaction replaces: deterministic, no model (DESIGN §7).
+
+What a summary must keep, found by content rather than by position:
+- constraints: the user's standing instructions and preferences however phrased (must / never / always
+  / only / don't, "use X, not Y", "the user prefers", "Reply in bullet points only", limits with their
+  numbers). A value-less rule right after a sentence with a value joins it ("Budget cap is $500 total.
+  Never exceed without explicit approval." stays one item, with the $500);
+- facts: sentences binding a value (values.py) to a name, from the user and, ranked lower, the
+  assistant;
+- decisions with their reasons, the assistant's stated conclusions, open questions, blocked work
+  (failed tool calls, retry feedback, "blocked on" sentences), completed tool calls;
+- the goal: the latest explicit goal statement in the user's own words, else the first substantive
+  request; pasted instruction blocks ("IT IS CRITICAL THAT YOU FOLLOW THESE STEPS" workflows), harness
+  noise (command tags, caveats, system reminders, hook feedback) and one-word acks are never the goal.
+`resolve` then applies corrections: of two items with the same subject and different values, the
+later is current and the earlier is marked superseded, never presented as current.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import orjson
+from pydantic_ai.messages import (
+    ModelMessage,
+    RetryFeedbackPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+
+from sessionstore.compaction.sentences import split_sentences
+from sessionstore.compaction.text import as_text, shorten_chars, user_text
+from sessionstore.compaction.values import PATH, is_path, subject, values
+
+__all__ = ["Extraction", "Item", "extract", "is_noise", "is_pasted", "resolve"]
+
+_CONSTRAINT = re.compile(
+    r"\b(?:must|mustn't|never|always|only|don't|do not|doesn't|does not|shouldn't|should not|should|avoid|"
+    r"need to|needs to|has to|have to|required|requires?|mandatory|make sure|ensure|at most|at least|"
+    r"no more than|no less than|not allowed|forbidden|prohibited|not acceptable|unacceptable|"
+    r"under no circumstances|without (?:explicit |prior )?(?:approval|permission|asking|sign-off)|"
+    r"stick to|stick with|prefer|prefers|preferred|preference|rather|favou?rite|likes|dislikes|hates|"
+    r"would like|'d like|wants? (?:you|answers|replies|responses|everything)|no longer|from now on|"
+    r"(?:i|we|they|he|she) (?:like|love|hate|dislike|enjoy)|going forward|by default)\b",
+    re.I,
+)
+_USE_NOT = re.compile(r"\buse\b[^.?!]{1,60}?,?\s+(?:not|never|instead of|rather than|over)\b", re.I)
+_LIMIT = re.compile(
+    r"\b(?:cap|caps|capped|budget|limit|limits|limited|max|maximum|min|minimum|quota|threshold|deadline|"
+    r"due|timeout|ceiling|allowance|exceed|no later than|sla|target|freeze|under|below|above|over|within|"
+    r"less than|more than|fewer than|up to)\b",
+    re.I,
+)
+_IMPERATIVE = re.compile(
+    r"^(?:(?:please|also|and|then|from now on,?)\s+)*"
+    r"(?:reply|respond|answer|format|keep|address|sign|stick|stay|limit|include|exclude|"
+    r"respect|follow|speak|talk|communicate|prefix|wrap|indent|cite|quote|write (?:all|every|each|in|only)|"
+    r"name (?:all|every|each)|put (?:all|every|each))\b",
+    re.I,
+)
+_DECISION = re.compile(
+    r"\b(?:decided|decide to|decision|will use|we'll use|i'll use|going with|go with|chose|chosen|"
+    r"switched to|switch to|opted|settled on|agreed|instead of|in favou?r of)\b",
+    re.I,
+)
+_REFERS_BACK = re.compile(
+    r"^(?:never|don't|do not|not|and|but|it|this|that|which|without|no)\b[^.?!]*?"
+    r"\b(?:exceed|go over|go above|above|beyond|past|change|changes|move|moves|raise|increase|lower|"
+    r"break|it|this|that|them)\b",
+    re.I,
+)
+_REASON = re.compile(r"^(?:because|since|as|so|this is because|the reason)\b", re.I)
+_CONCLUSION = re.compile(
+    r"\b(?:root cause|the cause|caused by|turns out|found that|the (?:issue|problem|bug|fix) (?:is|was)|"
+    r"this means|therefore|in summary|in conclusion|confirmed|verified|now works|works now|now passes|"
+    r"all tests pass|tests pass)\b",
+    re.I,
+)
+_BLOCKED = re.compile(
+    r"\b(?:blocked|blocker|waiting (?:on|for)|can't|cannot|unable to|not able to|permission denied|"
+    r"no access)\b",
+    re.I,
+)
+_BIND = re.compile(
+    r"\b(?:is|are|was|were|runs on|lives|uses|set to|changed to|moved to|owner|owned|on-call|belongs)\b",
+    re.I,
+)
+_GOAL = re.compile(
+    r"\b(?:(?:my|our|the|main|overall|new|current|end|real)\s+(?:goal|objective|aim|task|mission)s?\b"
+    r"|goal\s*:|objective\s*:|there is a need (?:to|for)|i (?:want|need) (?:you )?to|we (?:want|need) to|"
+    r"help me|i'd like (?:you )?to|my request for|what (?:i|we) need\b|(?:i'm|i am|we're|we are) trying to|"
+    r"the (?:point|aim|plan) is)",
+    re.I,
+)
+_ACK = re.compile(
+    r"^\s*(?:[a-z]|ok(?:ay)?|yes|yep|no|nope|sure|go|go on|go ahead|proceed|continue|next|thanks?|"
+    r"thank you|done|great|good|lgtm|y|n)\s*[.!]*\s*$",
+    re.I,
+)
+_NOISE = re.compile(
+    r"^\s*(?:Caveat: The messages below|\[Request interrupted|\[tool output elided|"
+    r"(?:Stop|SubagentStop|PreToolUse|PostToolUse|UserPromptSubmit|SessionStart|Notification)"
+    r"(?: hook|:| operation)|(?:<([\w-]+)[^>]*>[\s\S]*?</\1>\s*)+$)",
+    re.I,
+)
+_REMINDER = re.compile(
+    r"<(system-reminder|user-prompt-submit-hook|local-command-caveat|environment_context)>[\s\S]*?</\1>"
+)
+_PASTED = re.compile(
+    r"IT IS CRITICAL THAT YOU FOLLOW|<steps\b|<workflow\b|<instructions\b|LOAD the FULL|"
+    r"follow (?:its|these) directions|^# AGENTS\.md|<INSTRUCTIONS>|"
+    r"You are (?:a|an) [\w -]+ (?:agent|assistant)",
+    re.M,
+)
+_BULLET_MARK = re.compile(r"^\s*(?:[-*+•>]|\d+[.)]|#+)\s+")
+_ARGUMENTS = re.compile(r"^ARGUMENTS:\s*(.+)", re.M | re.S)
+_BARE = re.compile(r"[\d,.]+|Step \d+|[A-Za-z]+ \d")
+_IDENT = re.compile(r"`([^`\n]{2,60})`")
+_ERROR = re.compile(r"Traceback \(most recent call last\)|^\s*(?:error|fatal|exception)\b", re.I | re.M)
+_KEY_ARGS = ("file_path", "path", "filename", "file", "command", "cmd", "pattern", "url", "query", "name")
+_FILE_ARGS = ("file_path", "path", "filename", "file")
+_COMMAND_ARGS = ("command", "cmd")
+_MAX_SENTENCE = 600
+
+
+@dataclass
+class Item:
+    """One thing to keep: its kind, its words as the transcript said them, and what they bind."""
+
+    kind: str  # constraint | fact | decision | conclusion | question | blocked | done
+    text: str
+    order: int
+    source: str = "user"  # user | assistant | tool | summary
+    values: tuple[str, ...] = ()
+    subject: str | None = None
+    superseded: bool = False
+
+
+@dataclass
+class Extraction:
+    """Everything `extract` found, plus what a previous summary carried (render.parse_summary)."""
+
+    messages: int = 0
+    goal: str = ""
+    earlier_goals: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+    items: list[Item] = field(default_factory=list)
+    in_progress: list[str] = field(default_factory=list)
+    next_steps: list[str] = field(default_factory=list)
+    context: list[str] = field(default_factory=list)
+    pasted: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    identifiers: list[str] = field(default_factory=list)
+    counter: int = 0
+
+    def add(self, kind: str, text: str, source: str) -> Item:
+        """Append an item (values and subject derived from its text), numbered after all earlier ones."""
+        text = " ".join(text.split())
+        found = values(text)
+        self.counter += 1
+        item = Item(kind, text, self.counter, source, tuple(found), subject(text, found))
+        self.items.append(item)
+        return item
+
+    def current(self, kind: str, source: str | None = None) -> list[Item]:
+        """Items of `kind` (and `source`) that no later item superseded, oldest first."""
+        return [
+            i
+            for i in self.items
+            if i.kind == kind and not i.superseded and (source is None or i.source == source)
+        ]
+
+    def superseded(self) -> list[Item]:
+        return [i for i in self.items if i.superseded]
+
+    def set_goal(self, goal: str) -> None:
+        goal = " ".join(goal.split())
+        if goal and goal != self.goal:
+            if self.goal:
+                self.earlier_goals.append(self.goal)
+            self.goal = goal
+
+
+def is_noise(text: str) -> bool:
+    """Harness text recorded as a user prompt: caveats, command tags, hook feedback, interruptions."""
+    return bool(_NOISE.match(text)) or not text.strip()
+
+
+def is_pasted(text: str) -> bool:
+    """A pasted instruction block (a workflow or agent-rules file), not the user's own words."""
+    return bool(_PASTED.search(text)) or (len(text) > 3000 and text.count("\n#") + text.count("\n<") >= 8)
+
+
+def _line(text: str, limit: int = _MAX_SENTENCE) -> str:
+    return shorten_chars(" ".join(text.split()), limit, inline=True)
+
+
+def _unbullet(text: str) -> str:
+    """`text` without list markers, its lines joined by '; ': a bullet's text, never "- - item"."""
+    lines = [_BULLET_MARK.sub("", line).strip() for line in text.splitlines()]
+    return "; ".join(line for line in lines if line)
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in (_BULLET_MARK.sub("", s).strip() for s in split_sentences(text)) if s]
+
+
+def _binds(sentence: str, found: list[str]) -> bool:
+    """A value bound to a name: by a verb ("is", "runs on", ...) or as `name: value` / `name = value`."""
+    if not found:
+        return False
+    return bool(_BIND.search(sentence)) or any(re.search(rf"[:=]\s*{re.escape(v)}", sentence) for v in found)
+
+
+def _strong(found: list[str]) -> bool:
+    """A value worth keeping on its own (a quantity, date, version, host, name...), not only a path or
+    a bare number: a user sentence stating one is a fact even without a binding verb."""
+    return any(not is_path(v) and not _BARE.fullmatch(v) for v in found)
+
+
+def _classify_user(sentence: str, found: list[str]) -> str | None:
+    if _CONSTRAINT.search(sentence) or _USE_NOT.search(sentence) or _IMPERATIVE.match(sentence):
+        return "constraint"
+    if found and _LIMIT.search(sentence):
+        return "constraint"
+    if sentence.endswith("?"):
+        return "question"
+    if _binds(sentence, found) or _strong(found):
+        return "fact"
+    if _DECISION.search(sentence):
+        return "decision"
+    return None
+
+
+def _user(text: str, ex: Extraction) -> None:
+    text = _REMINDER.sub("", text).strip()
+    if is_noise(text):
+        return
+    if is_pasted(text):
+        first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        ex.pasted.append(_line(first, 160))
+        args = _ARGUMENTS.search(text)
+        if not args:
+            return
+        text = args.group(1).strip()
+    _scan(text, ex)
+    if len(text.split()) >= 3 and not _ACK.match(text):
+        request = _unbullet(text)
+        ex.requests.append(_line(request, 500))
+        if _GOAL.search(text) or not ex.goal:
+            ex.set_goal(_line(request, 600))
+    previous: Item | None = None
+    for sentence in _sentences(text):
+        found = values(sentence)
+        kind = _classify_user(sentence, found)
+        joins = previous is not None and previous.values and _REFERS_BACK.match(sentence)
+        if kind == "constraint" and not found and joins and previous is not None:
+            previous.text = f"{previous.text} {sentence}"  # the rule stays with its value
+            previous.kind = "constraint"
+            continue
+        previous = ex.add(kind, _line(sentence), "user") if kind else None
+
+
+def _assistant(text: str, ex: Extraction) -> None:
+    _scan(text, ex)
+    previous: Item | None = None
+    for sentence in _sentences(text):
+        if len(sentence) > _MAX_SENTENCE or sentence.startswith(("|", "```", "#", '"', "{", "[", "<", "`")):
+            previous = None
+            continue
+        if previous is not None and previous.kind == "decision" and _REASON.match(sentence):
+            previous.text = f"{previous.text} {sentence}"  # the decision keeps its reason
+            continue
+        found = values(sentence)
+        kind = None
+        if _DECISION.search(sentence):
+            kind = "decision"
+        elif _CONCLUSION.search(sentence):
+            kind = "conclusion"
+        elif _BLOCKED.search(sentence):
+            kind = "blocked"
+        elif sentence.endswith("?") and len(sentence) < 300:
+            kind = "question"
+        elif _binds(sentence, found) and len(sentence) < 300:
+            kind = "fact"
+        previous = ex.add(kind, sentence, "assistant") if kind else None
+
+
+def _scan(text: str, ex: Extraction) -> None:
+    ex.files += [p for p in PATH.findall(text) if is_path(p)]
+    ex.identifiers += _IDENT.findall(text)
+
+
+def _key_args(args: object) -> tuple[str, dict]:
+    data = args
+    if isinstance(args, str):
+        try:
+            data = orjson.loads(args)
+        except orjson.JSONDecodeError:
+            return _line(args, 80), {}
+    if not isinstance(data, dict) or not data:
+        return (_line(as_text(data), 80) if data else ""), {}
+    keys = [k for k in _KEY_ARGS if k in data] or list(data)[:1]
+    return ", ".join(f"{k}={_line(as_text(data[k]), 80)}" for k in keys[:2]), data
+
+
+def extract(messages: Iterable[ModelMessage], into: Extraction | None = None) -> Extraction:
+    """Typed items from `messages` (appended to `into`, e.g. a parsed previous summary); not resolved."""
+    ex = into if into is not None else Extraction()
+    calls: dict[str, str] = {}
+    count = 0
+    for msg in messages:
+        count += 1
+        for part in msg.parts:
+            if isinstance(part, UserPromptPart):
+                _user(user_text(part), ex)
+            elif isinstance(part, TextPart):
+                _assistant(part.content, ex)
+            elif isinstance(part, ToolCallPart):
+                shown, data = _key_args(part.args)
+                calls[part.tool_call_id] = f"{part.tool_name}({shown})"
+                ex.files += [str(data[k]) for k in _FILE_ARGS if isinstance(data.get(k), str)]
+                ex.commands += [str(data[k]) for k in _COMMAND_ARGS if isinstance(data.get(k), str)]
+            elif isinstance(part, ToolReturnPart):
+                label = calls.get(part.tool_call_id, f"{part.tool_name}()")
+                content = as_text(part.content)
+                error = _ERROR.search(content)
+                if part.outcome != "success" or error:
+                    start = error.start() if error else 0
+                    detail = " ".join(content[start : start + 300].split())
+                    ex.add("blocked", f"{label} {part.outcome}: {detail}", "tool")
+                else:
+                    ex.add("done", label, "tool")
+            elif isinstance(part, RetryFeedbackPart):
+                ex.add("blocked", "output retry: " + " ".join(as_text(part.content)[:300].split()), "tool")
+    ex.messages += count
+    return ex
+
+
+def _key(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def resolve(ex: Extraction) -> Extraction:
+    """Apply corrections and drop repeats: per subject the latest value is current (DESIGN §7).
+
+    An item is superseded when a later constraint or fact has the same subject and none of its values;
+    of two items with the same words, only the later stays.
+    """
+    latest: dict[tuple[str, str], Item] = {}
+    seen: dict[str, Item] = {}
+    kept: list[Item] = []
+    for item in sorted(ex.items, key=lambda i: i.order, reverse=True):
+        key = _key(item.text)
+        if key in seen:
+            continue
+        seen[key] = item
+        if item.kind in ("constraint", "fact") and item.subject and item.values and not item.superseded:
+            group = (item.source if item.source == "assistant" else "user", item.subject)
+            newer = latest.get(group)
+            if newer is None:
+                latest[group] = item
+            elif not set(item.values) & set(newer.values):
+                item.superseded = True
+        kept.append(item)
+    ex.items = sorted(kept, key=lambda i: i.order)
+    return ex
+
+
+def dedupe(items: Sequence[str]) -> list[str]:
+    """`items` without blanks and repeats, first occurrence kept, order kept."""
+    out: dict[str, None] = {}
+    for item in items:
+        if item.strip():
+            out.setdefault(item.strip(), None)
+    return list(out)

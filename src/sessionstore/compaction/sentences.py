@@ -1,0 +1,106 @@
+"""Sentence splitting that keeps values whole: never inside a number, version, path, URL or abbreviation.
+
+The extraction layer keeps or drops whole sentences, so a split inside "Only Python 3.11." or
+".../tasks/workflow.xml" loses the value the sentence exists to carry. The rule is deliberately narrow:
+a sentence ends at `.`, `!` or `?` (with any closing quotes or brackets) only when whitespace or the end
+of the text follows, and the word before a `.` is not a known abbreviation ("e.g.", "etc.", "Dr.") or a
+single initial. A line break always ends a sentence (chat text is rarely hard-wrapped, and a list item
+is a unit of its own). So a dot followed by a non-space (3.11, workflow.xml, example.com/a) never
+splits, whatever surrounds it. Callers may rely on: every returned sentence is a whitespace-trimmed,
+non-empty substring of one line of the input, in order, and together they cover every non-space
+character of the input.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["ABBREVIATIONS", "split_sentences"]
+
+ABBREVIATIONS = frozenset(
+    {
+        "e.g",
+        "i.e",
+        "etc",
+        "vs",
+        "cf",
+        "approx",
+        "al",
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "prof",
+        "st",
+        "no",
+        "nos",
+        "fig",
+        "inc",
+        "ltd",
+        "co",
+        "corp",
+        "jr",
+        "sr",
+        "a.m",
+        "p.m",
+        "u.s",
+        "u.k",
+        "min",
+        "max",
+        "est",
+        "dept",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+    }
+)
+"""Words (lowercase, without the final dot) after which a dot and a space do not end a sentence."""
+
+_END = re.compile(r"[.!?]+[\"')\]*_`]*(?=\s|$)")
+_WORD_BEFORE = re.compile(r"([\w.]+)$")
+
+
+def _is_abbreviation(line: str, dot: int) -> bool:
+    """Whether the `.` at `dot` closes an abbreviation or an initial rather than a sentence."""
+    match = _WORD_BEFORE.search(line, 0, dot)
+    if not match:
+        return False
+    word = match.group(1).lower().strip(".")
+    if word in ABBREVIATIONS:
+        return True
+    return len(word) == 1 and word.isalpha() and line[match.start(1)].isupper()  # "J. Smith"
+
+
+def _split_line(line: str) -> list[str]:
+    out: list[str] = []
+    start = 0
+    for match in _END.finditer(line):
+        single_dot = match.group(0)[0] == "." and len(match.group(0).rstrip("\"')]*_`")) == 1
+        if single_dot and _is_abbreviation(line, match.start()):
+            continue
+        piece = line[start : match.end()].strip()
+        if piece:
+            out.append(piece)
+        start = match.end()
+    rest = line[start:].strip()
+    if rest:
+        out.append(rest)
+    return out
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of `text`, in order, each trimmed; values (3.11, a/b.xml, $500, URLs) stay whole."""
+    sentences: list[str] = []
+    for line in text.splitlines():
+        if line.strip():
+            sentences.extend(_split_line(line))
+    return sentences

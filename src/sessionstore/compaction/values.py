@@ -1,0 +1,156 @@
+"""Values a sentence binds to a name, and the name (subject) it binds them to.
+
+A value is what a summary must never lose or split: money ($500), dates (2027-01-22), versions (3.11,
+Postgres 15), numbers with units (30 s, 8 min, 20%), URLs, emails, hosts (db.internal:5432), file
+paths and ticket ids (ZEPHYR-7731). `values` finds them; `subject` names what they are the value of
+("budget cap", "deadline", "production database"), so a later sentence with the same subject and
+another value is a correction. Paths need a path's shape: a leading /, ./, ../ or ~/, a file
+extension, or two slashes between lowercase segments; so "Claude/Gemini", "CI/CD." and "Zone/X" are
+words, not paths.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["PATH", "is_path", "key_words", "normalize", "subject", "values"]
+
+_UNIT = (
+    r"(?:ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|"
+    r"[kmgt]i?b|bytes?|tokens?|requests?|rps|qps|px|em|rem|cm|mm|km|m|kg|g|lbs?|lines?|chars?|"
+    r"characters?|words?|items?|users?|retries|attempts?|times|steps?|files?|calls?|cores?|gpus?|"
+    r"percent|%|x|usd|eur|gbp|dollars?|euros?|credits?|points?)"
+)
+_URL = r"\bhttps?://[^\s<>()\"'`]+[^\s<>()\"'`.,;:!?]"
+_EMAIL = r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"
+_MONEY = r"[$€£¥]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|m|bn|million|billion|thousand))?\b"
+_DATE = r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
+_TIME = r"\b\d{1,2}:\d{2}(?:\s?[ap]\.?m\.?)?(?:\s?(?:UTC|GMT|[A-Z]{2,4}T))?\b"
+_TLD = r"(?:com|org|net|io|dev|app|internal|local|lan|cloud|ai|co|corp|prod|svc)"
+_HOST = rf"\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.{_TLD}(?::\d+)?\b"
+_HOSTPORT = r"\b[a-z][\w-]*(?:\.[\w-]+)*:\d{2,5}\b"
+_TICKET = r"\b[A-Z][A-Z0-9]+-\d+\b"
+_NAMED_VERSION = r"\b[A-Z][\w+#]*\s(?:v?\d+(?:\.\d+)*)\b"
+_VERSION = r"\bv?\d+(?:\.\d+)+\b"
+_QUANTITY = rf"(?<![\w.])\d[\d,]*(?:\.\d+)?\s?{_UNIT}(?![\w])"
+_NUMBER = r"(?<![\w.$€£¥-])\d[\d,]*(?:\.\d+)?(?![\w.]\w)"
+PATH = re.compile(
+    r"(?<![\w/.:-])(?:~|\.{1,2})?/(?:[\w.@+-]+/)*[\w.@+-]+"
+    r"|(?<![\w/.:-])(?:[\w.@+-]+/)+[\w@+-]+\.[A-Za-z0-9]{1,8}\b"
+    r"|(?<![\w/.:-])[a-z0-9_.@+-]+(?:/[a-z0-9_.@+-]+){2,}/?"
+    r"|\b[\w-]+\.(?:py|pyi|js|mjs|ts|tsx|jsx|md|toml|json|jsonl|ya?ml|rs|go|java|kt|c|h|cpp|hpp|sh|txt|"
+    r"cfg|ini|sql|html|css|lock|xml|csv|vtt|env)\b"
+)
+"""File paths: rooted (/, ./, ../, ~/), with a file extension, or three lowercase segments."""
+
+_VALUE = re.compile(
+    "|".join(
+        f"(?:{p})"
+        for p in (
+            _URL,
+            _EMAIL,
+            _MONEY,
+            _DATE,
+            _TIME,
+            _HOST,
+            PATH.pattern,
+            _HOSTPORT,
+            _TICKET,
+            _VERSION,
+            _QUANTITY,
+            _NAMED_VERSION,
+            _NUMBER,
+        )
+    )
+)
+_PERSON = re.compile(
+    r"\b(?:owner|owned by|on-call|oncall|maintainer|lead|contact|reviewer|manager|assignee|approver|"
+    r"responsible|point of contact|poc|ask|ping|escalate to|cc)\b[^.?!]{0,40}?"
+    r"\b((?:[A-Z][a-z]+|[A-Z]\.)(?:\s(?:[A-Z][a-z]+|[A-Z]\.|[a-z]{2,3}\s[A-Z][a-z]+)){0,2})\b"
+)
+_PERSON_FIRST = re.compile(
+    r"\b([A-Z][a-z]+ [A-Z][a-z]+) (?:owns|maintains|leads|manages|approves|runs|is responsible|is on call|"
+    r"signs off|reviews)\b"
+)
+_BIND = re.compile(
+    r"\s(?:is|are|was|were|=|:|->|→|equals|becomes|become|will be|should be|must be|has to be|set to|"
+    r"changed to|moved to|now|lives at|lives in|runs on|runs|uses|at|of|to)\s",
+    re.I,
+)
+_STOP_WORDS = (
+    "a an the our my your their its this that these those we i you it is are was were be been to of in on "
+    "for at by with and or but so now actually correction update updated new old current please note "
+    "also just still then there here all any some no not never always only must should will would can "
+    "could may might do does did don't has have had set changed moved"
+)
+_STOP = frozenset(_STOP_WORDS.split())
+_WORD = re.compile(r"[a-z][a-z0-9_+#-]*")
+
+
+def is_path(text: str) -> bool:
+    """Whether `text` as a whole has a file path's shape (see the module docstring)."""
+    match = PATH.fullmatch(text.strip("`'\"()[],;:"))
+    return match is not None
+
+
+def values(sentence: str) -> list[str]:
+    """The values in `sentence`, in order of appearance, each whole ('3.11', '$500', 'a/b.xml')."""
+    found: list[str] = []
+    for match in _VALUE.finditer(sentence):
+        token = match.group(0).rstrip(".,;:")
+        if token and token not in found:
+            found.append(token)
+    for match in [*_PERSON.finditer(sentence), *_PERSON_FIRST.finditer(sentence)]:
+        name = match.group(1)
+        if name not in found and name.split()[0].lower() not in _STOP:
+            found.append(name)
+    return found
+
+
+def normalize(text: str) -> str:
+    """Lowercase, whitespace collapsed, markdown emphasis and backticks dropped: for containment checks."""
+    return " ".join(re.sub(r"[`*_]", "", text).lower().split())
+
+
+def key_words(text: str) -> list[str]:
+    """The content words of `text` (lowercase, no stop words, 3+ letters): what a paraphrase must keep."""
+    return [w for w in _WORD.findall(text.lower()) if len(w) >= 3 and w not in _STOP]
+
+
+_BARE = re.compile(r"[\d,.]+")
+_BOUND_BEFORE = re.compile(r"(?:\b(?:is|are|was|were|now|to|at|be|of|=)|[:=])\s*$", re.I)
+
+
+def _names_a_value(sentence: str, value: str) -> bool:
+    """Whether `value` can be corrected later: anything but a bare number, which only counts when a
+    binding word puts it there ("the team size is 12"), not as an enumerator ("request 0: ...")."""
+    if not _BARE.fullmatch(value):
+        return True
+    at = sentence.find(value)
+    return at > 0 and bool(_BOUND_BEFORE.search(sentence[:at]))
+
+
+def subject(sentence: str, found: list[str] | None = None) -> str | None:
+    """What the sentence's first correctable value is the value of: up to three content words before
+    the binding.
+
+    "Actually the deadline is 2027-01-22" and "deadline 2027-03-25" both give "deadline"; None when no
+    value, only enumerators ("request 0:"), or no content word precedes it.
+    """
+    found = values(sentence) if found is None else found
+    first = next((v for v in found if _names_a_value(sentence, v)), None)
+    if first is None:
+        return None
+    found = [first, *found]
+    head = sentence[: sentence.find(first)] if first in sentence else sentence
+    clause = re.split(r"[:;,(—]\s", head)[-1]
+    if key_words(clause):
+        head = clause  # "Ship it: the deadline 2027-03-25": the name is in the last clause
+    binds = list(_BIND.finditer(head + " "))
+    bind = binds[-1] if binds else None
+    if bind is not None and key_words(head[: bind.start()]):
+        head = head[: bind.start()]
+    words = key_words(head)
+    if not words and re.fullmatch(_NAMED_VERSION, found[0]):
+        words = key_words(found[0].split()[0])  # "Only Python 3.11": the value names its subject
+    return " ".join(words[-3:]) if words else None

@@ -1,0 +1,77 @@
+"""Sentence splitting never cuts inside a value: numbers, versions, paths, URLs, money, dates, e.g."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
+
+from sessionstore.compaction.sentences import split_sentences
+
+
+def test_the_issue_examples_stay_whole() -> None:
+    assert split_sentences("Only Python 3.11. Use it.") == ["Only Python 3.11.", "Use it."]
+    assert split_sentences("Load .../tasks/workflow.xml now. Then stop!") == [
+        "Load .../tasks/workflow.xml now.",
+        "Then stop!",
+    ]
+    assert split_sentences("Budget cap is $500 total. Never exceed without explicit approval.") == [
+        "Budget cap is $500 total.",
+        "Never exceed without explicit approval.",
+    ]
+    assert split_sentences("Ship by 2027-01-22, e.g. before the freeze. Ok?") == [
+        "Ship by 2027-01-22, e.g. before the freeze.",
+        "Ok?",
+    ]
+    assert split_sentences("See https://example.com/a.b?c=1. Done") == [
+        "See https://example.com/a.b?c=1.",
+        "Done",
+    ]
+    assert split_sentences("Ask J. Smith. He knows.") == ["Ask J. Smith.", "He knows."]
+
+
+def test_lines_are_units_and_blank_text_is_nothing() -> None:
+    assert split_sentences("- first item\n- second item\n\n") == ["- first item", "- second item"]
+    assert split_sentences("  \n \n") == []
+
+
+_segment = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=8)
+VALUES = st.one_of(
+    st.builds(lambda a, b, c: f"{a}.{b}.{c}", st.integers(0, 99), st.integers(0, 99), st.integers(0, 999)),
+    st.builds(lambda a, b: f"Python {a}.{b}", st.integers(2, 4), st.integers(0, 20)),
+    st.builds(lambda n, c: f"${n:,}.{c:02d}", st.integers(0, 10**7), st.integers(0, 99)),
+    st.builds(
+        lambda y, m, d: f"{y:04d}-{m:02d}-{d:02d}",
+        st.integers(1990, 2099),
+        st.integers(1, 12),
+        st.integers(1, 28),
+    ),
+    st.builds(
+        lambda parts, ext: "/".join(parts) + "." + ext, st.lists(_segment, min_size=1, max_size=4), _segment
+    ),
+    st.builds(lambda parts: ".../" + "/".join(parts) + ".xml", st.lists(_segment, min_size=1, max_size=3)),
+    st.builds(lambda host, path: f"https://{host}.example.com/{path}.html?q=1.5", _segment, _segment),
+    st.sampled_from(["e.g.", "i.e.", "etc.", "vs.", "Dr.", "approx."]),
+)
+WORDS = st.lists(
+    st.sampled_from(["use", "the", "Budget", "never", "only", "at", "deploy", "and"]), max_size=4
+)
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(WORDS, VALUES, WORDS, st.sampled_from([".", "!", "?", ""]), WORDS)
+def test_a_value_is_never_split(
+    before: list[str], value: str, after: list[str], end: str, tail: list[str]
+) -> None:
+    sentence = " ".join([*before, value, *after]) + end
+    text = sentence + (" " + " ".join(tail) if tail else "")
+    pieces = split_sentences(text)
+    assert any(value in piece for piece in pieces), (value, pieces)
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=300))
+def test_nothing_is_lost_and_order_is_kept(text: str) -> None:
+    pieces = split_sentences(text)
+    assert all(p and p == p.strip() for p in pieces)
+    assert "".join("".join(pieces).split()) == "".join(text.split())
