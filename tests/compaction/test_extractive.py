@@ -258,3 +258,14 @@ def test_real_claude_code_goal_is_the_users_task(realdata: Path) -> None:
     assert "TODO is not acceptable, implementation must be full." in section_body(
         text, "## Constraints & Preferences"
     )
+
+
+def test_a_budget_below_the_bare_skeleton_terminates_with_the_minimum() -> None:
+    """A long goal and a budget of a few tokens: the goal shrinks to its floor and rendering ends."""
+    from pydantic_ai.messages import ModelRequest, UserPromptPart
+
+    from sessionstore.compaction.extractive import summarize_extractive
+
+    history = [ModelRequest(parts=[UserPromptPart("please refactor the auth module " * 200)])]
+    text = summarize_extractive(history, max_tokens=5)
+    assert text.startswith("# Conversation summary") and "## Goal" in text

@@ -188,8 +188,10 @@ def render(ex: Extraction, *, max_tokens: int, focus: str | None = None) -> str:
     ]
     goal = "\n".join([_shown(goal_text, 600), *earlier])
     base = _compose(ex, goal, [])
-    while count_text(base) > max_tokens and len(goal) > 40:
-        goal = _shown(goal_text, max(len(goal) // 2, 40))
+    limit = len(goal)
+    while count_text(base) > max_tokens and limit > 40:  # the limit, not len(goal), always shrinks
+        limit = max(limit // 2, 40)
+        goal = _shown(goal_text, limit)
         base = _compose(ex, goal, [])
     budget = max_tokens - count_text(base)
     chosen: list[_Line] = []
