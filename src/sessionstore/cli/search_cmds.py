@@ -108,7 +108,7 @@ def search_cmd(
 
     \b
     Example:  session search 'expired.token' fix-auth --role tool
-              session search -i TODO --tool read_file --all-history --json
+              session search -i 'deprecated' --tool read_file --all-history --json
     """
     return search_sessions(
         open_store(ctx), pattern, list(names), role=role, tool=tool, all_history=all_history,
