@@ -38,14 +38,12 @@ from ..compaction.turns import is_summary_request
 from ..compaction.ultimate import ultimate_compact
 from ..errors import CompactionError, CorruptLogError, SessionStoreError
 from ..plumbing import codec
-from .writer import Lockstep, model_id, model_of
+from .writer import Lockstep, model_of
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
 
     from ..plumbing.logs import Commit
-
-__all__ = ["model_id", "model_of"]  # re-exported: callers found them here first
 
 
 def session_levels(session: Lockstep) -> tuple[int, Levels]:
