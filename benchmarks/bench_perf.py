@@ -212,10 +212,7 @@ t1 = time.perf_counter()
 if kind == "save":
     store = FileConversationStore(root)  # preloads the tokenizer itself
 else:
-    store = SessionStore.open(root)
-    if preload:  # what SessionStore.open would do once wired as FileConversationStore does
-        from sessionstore.integrations.conversation_records import warm_up
-        warm_up()
+    store = SessionStore.open(root, warm=preload)  # warm: the default; the CLI passes warm=False
 time.sleep(wait)  # a server between start-up and its first request
 def first():
     if kind == "save":

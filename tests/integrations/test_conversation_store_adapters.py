@@ -122,12 +122,13 @@ def test_opening_the_store_warms_up_in_the_background(tmp_path: Path) -> None:
         "threading.excepthook = failed.append  # a warm-up that raises would go unnoticed otherwise\n"
         "from sessionstore import FileConversationStore\n"
         "from sessionstore.accounting import tokenizer\n"
-        "from sessionstore.integrations import conversation_records as cs\n"
+        "from sessionstore.accounting import tokens\n"
         f"FileConversationStore({str(tmp_path / 'a')!r}); FileConversationStore({str(tmp_path / 'b')!r})\n"
-        "warming, loading = cs._warming, tokenizer._preloading\n"
-        "assert warming is not None and warming.daemon and loading is not None and loading.daemon\n"
-        "warming.join(60); loading.join(60)\n"
+        "assert tokens.wait_preloaded(60)\n"
+        "from sessionstore.integrations.conversation_records import record_adapter\n"
+        "assert record_adapter.cache_info().currsize == 1  # the record serializer is built\n"
         "assert tokenizer._loaded and tokenizer._counter is not None\n"
         "assert 'filelock' in sys.modules and not failed, failed\n"
+        "assert not tokens.preload_errors, tokens.preload_errors\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

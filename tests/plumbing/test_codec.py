@@ -67,3 +67,18 @@ def test_integers_beyond_64_bits_are_stored() -> None:
     blob = codec.encode(big)
     assert codec.line_count(blob) == 2
     assert codec.decode([blob]) == big
+
+
+def test_warm_up_builds_the_message_serializers_once() -> None:
+    """In a fresh process the adapter is deferred (pydantic builds it on first use); warm_up builds it."""
+    import subprocess
+    import sys
+
+    code = (
+        "from sessionstore.plumbing import codec\n"
+        "assert type(codec.adapter().serializer).__name__ == 'MockValSer'\n"
+        "codec.warm_up()\n"
+        "assert type(codec.adapter().serializer).__name__ == 'SchemaSerializer'\n"
+        "assert type(codec.adapter().validator).__name__ == 'SchemaValidator'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

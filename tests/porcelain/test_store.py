@@ -89,13 +89,15 @@ def test_fork_shares_blobs_and_writes_no_object(store: SessionStore) -> None:
 
 
 def test_info_and_listing_never_import_pydantic_ai(store: SessionStore) -> None:
+    """A read-only caller opens with warm=False: no warm-up thread, nothing heavy imported."""
     store.session("a").append(tagged_turn(0, 0))
     code = (
-        "import sys\n"
+        "import sys, threading\n"
         "from sessionstore.porcelain.store import SessionStore\n"
-        f"s = SessionStore.open({str(store.root)!r}, create=False)\n"
+        f"s = SessionStore.open({str(store.root)!r}, create=False, warm=False)\n"
         "print([s.info(n).count for n in s.sessions()], s.log('a').head().seq)\n"
-        "print(sorted(m for m in sys.modules if m.startswith(('pydantic', 'tiktoken'))))\n"
+        "assert threading.active_count() == 1, threading.enumerate()\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('pydantic', 'tiktoken', 'bpe_openai'))))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     counts, modules = out.stdout.splitlines()
@@ -112,3 +114,28 @@ def test_stray_files_in_logs_are_not_sessions(store: SessionStore) -> None:
     assert store.sessions() == ["s"]
     assert store.stray_logs() == ["d.jsonl", "s (copy).jsonl"]
     assert [info.name for info in store.infos()] == ["s"]
+
+
+def test_open_warms_up_the_first_append_in_the_background(tmp_path) -> None:
+    """What a first append would build lazily is built on daemon threads once the store opens."""
+    code = (
+        "import sys, threading\n"
+        "failed = []\n"
+        "threading.excepthook = failed.append\n"
+        "from sessionstore import SessionStore\n"
+        "from sessionstore.accounting import tokenizer, tokens\n"
+        "from sessionstore.plumbing import codec\n"
+        f"store = SessionStore.open({str(tmp_path / 's')!r}); SessionStore.open(store.root)\n"
+        "warm = [t for t in threading.enumerate() if t.name.startswith('sessionstore-')]\n"
+        "assert warm and all(t.daemon for t in warm), warm\n"
+        "assert tokens.wait_preloaded(60)\n"
+        "assert tokenizer._loaded and tokenizer._counter is not None\n"
+        "assert 'sessionstore.porcelain.session' in sys.modules and 'filelock' in sys.modules\n"
+        "assert type(codec.adapter().serializer).__name__ == 'SchemaSerializer'  # built, not deferred\n"
+        "assert not failed and not tokens.preload_errors, (failed, tokens.preload_errors)\n"
+        "from pydantic_ai.messages import ModelRequest, UserPromptPart\n"
+        "store.session('a').append([ModelRequest(parts=[UserPromptPart('hi')])], compact=False)\n"
+        "print('warm')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout == "warm\n", out.stderr

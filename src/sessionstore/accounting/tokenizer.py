@@ -56,6 +56,7 @@ __all__ = [
     "load_backend",
     "load_cl100k",
     "preload",
+    "preloading",
     "reset",
 ]
 
@@ -270,9 +271,19 @@ def preload() -> None:
             _preloading.start()
 
 
+def preloading() -> list[threading.Thread]:
+    """The load `preload` started, while it may still run (to wait for it); else nothing."""
+    thread = _preloading
+    return [thread] if thread is not None else []
+
+
 def reset() -> None:
-    """Forget the loaded backend and the cache (tests; a changed `SESSIONSTORE_TOKENIZER`)."""
+    """Forget the loaded backend and the cache (tests; a changed `SESSIONSTORE_TOKENIZER`).
+
+    A load still running in the background is waited for first, so it cannot land afterwards."""
     global _loaded, _counter, _preloading
+    for thread in preloading():
+        thread.join()
     with _lock:
         _loaded, _counter, _preloading = False, None, None
     clear_cache()

@@ -16,11 +16,14 @@ estimate decides when compaction fires, and firing late is the failure that matt
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ..plumbing import codec
 from . import tokenizer
 
 if TYPE_CHECKING:
@@ -37,6 +40,7 @@ __all__ = [
     "estimate_part",
     "estimate_total",
     "preload",
+    "wait_preloaded",
 ]
 
 MEDIA_TOKENS = 765
@@ -63,9 +67,55 @@ def count_text(text: str) -> int:
     return tokenizer.count(text)
 
 
-def preload() -> None:
-    """Start loading the tokenizer in the background (stores call this when they open)."""
+_warmed: set[Callable[[], object]] = set()
+_warming: list[threading.Thread] = []
+_warm_lock = threading.Lock()
+
+
+def preload(*also: Callable[[], object]) -> None:
+    """Start loading, on daemon threads, what a process's first write would otherwise wait for.
+
+    The tokenizer's table (`tokenizer.preload`, its own thread), pydantic's message serializers
+    (`codec.warm_up`), then each of `also` (a store's own lazy imports and serializers), in that
+    order on one thread. Each runs once per process, however often and from however many stores this
+    is called. A write that arrives meanwhile does whatever is left itself: imports and pydantic's
+    schema builds wait on their own locks, so nothing runs twice and nothing is half-built. A
+    warm-up that fails is ignored: the write that needs the same thing reports the error. Both
+    stores call this when they open (`SessionStore.open`, `FileConversationStore`).
+    """
     tokenizer.preload()
+    with _warm_lock:
+        todo = [fn for fn in (codec.warm_up, *also) if fn not in _warmed]
+        _warmed.update(todo)
+        if not todo:
+            return
+        thread = threading.Thread(target=_run_quietly, args=(todo,), name="sessionstore-warm-up", daemon=True)
+        _warming.append(thread)
+    thread.start()
+
+
+preload_errors: list[str] = []
+"""What a warm-up step raised, if anything (diagnostics; tests assert it stays empty): never printed
+from the thread, never raised, since the write that needs the same thing reports it itself."""
+
+
+def _run_quietly(steps: list[Callable[[], object]]) -> None:
+    for step in steps:
+        try:
+            step()
+        except Exception as err:
+            preload_errors.append(f"{getattr(step, '__qualname__', step)}: {type(err).__name__}: {err}")
+
+
+def wait_preloaded(timeout: float | None = None) -> bool:
+    """Wait for every warm-up `preload` started (e.g. a server before it accepts requests); True when
+    all of them have finished within `timeout` seconds."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    with _warm_lock:
+        threads = [*_warming, *tokenizer.preloading()]
+    for thread in threads:
+        thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+    return not any(thread.is_alive() for thread in threads)
 
 
 def _json_text(value: Any) -> str:

@@ -50,7 +50,9 @@ def open_store(
     obj = ctx.find_root().ensure_object(dict)
     key = ("store", create, tuple(sorted((overrides or {}).items())))
     if key not in obj:
-        obj[key] = SessionStore.open(store_path(ctx), create=create, overrides=overrides)
+        # warm=False: a one-shot command has no idle time for a warm-up to use, and the read-only ones
+        # (list, log, gauge) must not load pydantic-ai or a tokenizer at all
+        obj[key] = SessionStore.open(store_path(ctx), create=create, overrides=overrides, warm=False)
     return obj[key]
 
 
@@ -299,7 +301,7 @@ def _completion_store(ctx: click.Context) -> SessionStore | None:
     root = ctx.find_root()
     path = root.params.get("store_path") or (root.obj or {}).get("store_path")
     try:
-        return SessionStore.open(path, create=False)
+        return SessionStore.open(path, create=False, warm=False)
     except SessionStoreError:
         return None
 

@@ -35,14 +35,14 @@ from .output import (
 def init(path: str | None) -> int:
     """`session init`: create the store at `path` (default root), or say it already is one; exit 0."""
     try:
-        existing = SessionStore.open(path, create=False)
+        existing = SessionStore.open(path, create=False, warm=False)
     except NotAStoreError:  # not a store yet; a path that cannot become one is refused by the create
         existing = None
     if existing is not None:
         count = plural(len(existing.sessions()), "session")
         click.echo(f"{existing.root} is already a session store ({count})")
         return 0
-    store = SessionStore.open(path, create=True)
+    store = SessionStore.open(path, create=True, warm=False)
     click.echo(f"Initialized empty session store in {store.root.resolve()}")
     return 0
 

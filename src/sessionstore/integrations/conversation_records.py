@@ -10,7 +10,6 @@ with one `pread` that the line it last saw is still there (a deleted and recreat
 from __future__ import annotations
 
 import os
-import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
@@ -21,7 +20,6 @@ from pydantic_ai.exceptions import UserError
 
 from ..accounting.tokens import preload
 from ..errors import CorruptLogError, InvalidSessionName, SessionStoreError
-from ..plumbing import codec
 from ..plumbing.logs import Commit, Log, parse_line
 
 if TYPE_CHECKING:
@@ -73,34 +71,23 @@ def storable(cid: str, record_json: dict[str, Any]) -> dict[str, Any]:
     return record_json
 
 
-_warming: threading.Thread | None = None
-
-
 def warm_up() -> None:
     """Load, on daemon threads and once per process, what the first save would otherwise wait for.
 
-    The tokenizer's table (its own thread), pydantic's serializers for messages and records (built on
-    first use: a few hundred ms, more than the tokenizer), and the modules a write imports lazily. A
+    The tokenizer's table and pydantic's message serializers (`accounting.tokens.preload`, shared
+    with `SessionStore.open`), then the record serializer and the modules a save imports lazily. A
     save that arrives meanwhile simply does the rest itself.
     """
-    global _warming
-    preload()
-    if _warming is not None:
-        return
+    preload(_warm_records)
 
-    def run() -> None:
-        import concurrent.futures  # noqa: F401  (the blob writer's pool)
 
-        import filelock  # noqa: F401  (the session lock)
-        from pydantic_ai.conversation_store import ConversationRecord
-        from pydantic_ai.messages import ModelRequest, UserPromptPart
+def _warm_records() -> None:
+    import concurrent.futures  # noqa: F401  (the blob writer's pool)
 
-        sample = codec.encode([ModelRequest(parts=[UserPromptPart("warm up")])])
-        codec.decode([sample])
-        record_to_json(ConversationRecord(conversation_id="warm-up", head_id=None))
+    import filelock  # noqa: F401  (the session lock)
+    from pydantic_ai.conversation_store import ConversationRecord
 
-    _warming = threading.Thread(target=run, name="sessionstore-warm-up", daemon=True)
-    _warming.start()
+    record_to_json(ConversationRecord(conversation_id="warm-up", head_id=None))
 
 
 @cache

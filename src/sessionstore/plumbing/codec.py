@@ -135,6 +135,17 @@ def decode(blobs: Iterable[bytes]) -> list[ModelMessage]:
     return out
 
 
+def warm_up() -> None:
+    """Build now what the first `encode`/`decode` would build: pydantic's serializer and validator of
+    the message list (schema generation, ~60-200 ms once per process) and the imports they need.
+
+    Runs synchronously; `accounting.tokens.preload` calls it on a daemon thread when a store opens.
+    """
+    from pydantic_ai.messages import ModelRequest, UserPromptPart
+
+    decode([encode([ModelRequest(parts=[UserPromptPart("warm up")])])])
+
+
 def decode_first(blob: bytes) -> ModelMessage:
     """The first message of a blob, decoding only its first line (a checkpoint's summary request)."""
     return decode([blob.split(b"\n", 1)[0] + b"\n"])[0]

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..accounting.settings import Settings
+from ..accounting.tokens import preload
 from ..plumbing.logs import Commit
 from ..plumbing.names import check_name
 from .layout import DEFAULT_DIRNAME, FORMAT_VERSION, SessionInfo, StoreLayout, default_root, load_settings
@@ -21,6 +22,16 @@ if TYPE_CHECKING:
     from .session import Session
 
 __all__ = ["DEFAULT_DIRNAME", "FORMAT_VERSION", "SessionInfo", "SessionStore", "default_root"]
+
+
+def _warm_session_writes() -> None:
+    """What a first `Session.append` imports lazily beyond the codec (run on the warm-up thread):
+    the session module with its writer and cascade, the lock module and the blob writer's pool."""
+    import concurrent.futures  # noqa: F401
+
+    import filelock  # noqa: F401
+
+    from . import session  # noqa: F401
 
 
 class SessionStore(StoreLayout):
@@ -34,6 +45,7 @@ class SessionStore(StoreLayout):
         create: bool = True,
         settings: Settings | None = None,
         overrides: Mapping[str, Any] | None = None,
+        warm: bool = True,
     ) -> SessionStore:
         """Open the store at `path` (default: `default_root()`, which honours SESSIONSTORE_DIR), creating
         it when `create`.
@@ -41,11 +53,19 @@ class SessionStore(StoreLayout):
         Settings are loaded once, here: `settings` when given (used as is), else the store's project
         pyproject.toml, then SESSIONSTORE_* variables, then `overrides` (CLI flags; None values count as
         not given). See porcelain/layout.py for which pyproject.toml that is.
+
+        `warm` (the default) starts loading, on daemon threads and once per process, what the first
+        `Session.append` would otherwise wait for: the tokenizer's table, pydantic's message
+        serializers and the session modules (`accounting.tokens.preload`). Opening itself does not
+        wait; an append that comes first does what is left. Read-only callers pass `warm=False`:
+        the `session` CLI does, so `session list` or `log` never load pydantic-ai or a tokenizer.
         """
         root = Path(path) if path is not None else default_root()
         cls.check(root, create=create)
         if settings is None:
             settings = load_settings(root, overrides=overrides)
+        if warm:
+            preload(_warm_session_writes)
         return cls(root, settings)
 
     def session(self, name: str, *, create: bool = True) -> Session:
