@@ -183,3 +183,27 @@ def test_list_shows_a_damaged_session_and_still_lists_the_others(filled: Path) -
     assert beta.split() == ["beta", "damaged:", "run", "`session", "fsck`"]
     records = orjson.loads(run(filled, "list", "--json").stdout)
     assert records[0]["name"] == "alpha" and "damaged" in records[1]["error"]
+
+
+def test_fsck_checks_and_rebuilds_the_conversation_index(root: Path) -> None:
+    import asyncio
+
+    from pydantic_ai.conversation import Conversation
+
+    from sessionstore import FileConversationStore
+
+    ours = FileConversationStore(root)
+    asyncio.run(ours.save(Conversation(conversation_id="c1", messages=sample_turns()[0])))
+    assert run(root, "fsck").exit_code == 0
+    ours.index.note("c1", time="2027-01-01T00:00:00.000000Z", scope=None, commit="f" * 64)  # never landed
+    found = run(root, "fsck")
+    assert (
+        found.exit_code == 1
+        and "index/conversations.jsonl: conversation 'c1' is listed at commit fffffff" in (found.stdout)
+    )
+    fixed = run(root, "fsck", "--repair")
+    assert (
+        fixed.exit_code == 0
+        and "rebuilt index/conversations.jsonl from the logs (1 conversation)" in fixed.stdout
+    )
+    assert run(root, "fsck").exit_code == 0

@@ -65,7 +65,7 @@ def test_environment_then_explicit_settings_then_overrides(tmp_path: Path, monke
 def test_init_writes_gitattributes_so_git_never_converts_blobs(tmp_path: Path) -> None:
     store = SessionStore.open(tmp_path / "s")
     assert (store.root / ".gitattributes").read_bytes() == GITATTRIBUTES == b"* -text\n"
-    assert (store.root / ".gitignore").read_bytes() == b"locks/\n"
+    assert (store.root / ".gitignore").read_bytes() == b"locks/\nindex/\n"
 
 
 TOUR = textwrap.dedent(

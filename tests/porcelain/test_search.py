@@ -120,7 +120,7 @@ def test_search_never_imports_pydantic_ai(store: SessionStore) -> None:
         "import sys\n"
         "from sessionstore.porcelain.store import SessionStore\n"
         "from sessionstore.porcelain.search import Query, search\n"
-        f"hits = list(search(SessionStore.open({str(store.root)!r}), Query.compile('needle')))\n"
+        f"hits = list(search(SessionStore.open({str(store.root)!r}, warm=False), Query.compile('needle')))\n"
         "assert len(hits) == 1, hits\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic_ai', 'pydantic'))\n"
         "assert not heavy, heavy\n"

@@ -15,7 +15,7 @@ from sessionstore.porcelain.store import SessionStore, default_root
 def test_open_creates_the_layout(tmp_path) -> None:
     store = SessionStore.open(tmp_path / "s")
     assert (store.root / "VERSION").read_text() == "1\n"
-    assert (store.root / ".gitignore").read_text() == "locks/\n"
+    assert (store.root / ".gitignore").read_text() == "locks/\nindex/\n"
     for sub in ("objects", "logs", "refs/checkpoints", "locks"):
         assert (store.root / sub).is_dir()
     assert store.sessions() == []

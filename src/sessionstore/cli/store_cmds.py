@@ -1,19 +1,19 @@
 """`session init`, `list`, `fsck` and `gc`: the store as a whole.
 
-`list` reads one head line per session and the checkpoint refs, never a blob: it must not import
-pydantic-ai (a subprocess test pins it).
+`list` reads the heads cache (index/sessions.json, `StoreLayout.infos`) and only the head lines and
+first blobs of sessions that changed since, never pydantic-ai (a subprocess test pins it).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import CorruptObjectError, NotAStoreError
 from ..porcelain.gauge import Gauge, commit_gauges
 from ..porcelain.lookup import conversation_json, conversation_of
-from ..porcelain.naming import title
+from ..porcelain.naming import derived_title, title, titled
 from ..porcelain.store import SessionInfo, SessionStore
 from .output import (
     Painter,
@@ -30,6 +30,9 @@ from .output import (
     short_id,
     store_path,
 )
+
+if TYPE_CHECKING:
+    from ..porcelain.maintenance import FsckReport
 
 
 def init(path: str | None) -> int:
@@ -67,7 +70,7 @@ def gauge_cell(reading: Gauge, paint: Painter) -> str:
 def _infos(store: SessionStore) -> tuple[list[SessionInfo], dict[str, str]]:
     """Every session's info, and the damaged ones with their error: one bad log hides no other."""
     try:
-        return store.infos(), {}  # the fast path: one listing per directory
+        return store.infos(derived_title), {}  # the fast path: the heads cache (index/sessions.json)
     except CorruptObjectError:
         pass
     infos: list[SessionInfo] = []
@@ -92,11 +95,12 @@ def list_records(store: SessionStore) -> list[dict[str, Any]]:
     """`session list --json`: one object per session (schema in docs/cli.md)."""
     infos, damaged = _infos(store)
     readings = commit_gauges([info.head for info in infos], store.settings)
+    named = titled(store)
     out: list[dict[str, Any]] = []
     for info, reading in zip(infos, readings, strict=True):
         head = info.head
         out.append({
-            "name": info.name, "title": title(store, info.name), "messages": info.count,
+            "name": info.name, "title": _title(store, info, named), "messages": info.count,
             "tokens": info.tokens, "percent": reading.percent, "window": reading.window,
             "checkpoints": info.checkpoints, "head": head.id if head else None,
             "seq": head.seq if head else 0, "time": head.time if head else None,
@@ -106,13 +110,20 @@ def list_records(store: SessionStore) -> list[dict[str, Any]]:
     return out
 
 
-def _label(info: SessionInfo, store: SessionStore) -> str:
+def _title(store: SessionStore, info: SessionInfo, named: frozenset[str]) -> str:
+    """`title(store, name)`, from the heads cache unless the session has a set title (`titled`)."""
+    if info.title is not None and info.name not in named:
+        return info.title
+    return title(store, info.name)
+
+
+def _label(info: SessionInfo, store: SessionStore, named: frozenset[str]) -> str:
     """The title column: a conversation's id and scope, else the session's title."""
     record = conversation_of(info.head)
     if record is not None:
         scope = f" [{record['scope']}]" if record.get("scope") else ""
         return f"conversation {_cut(str(record.get('conversation_id')), 40)}{scope}"
-    return title(store, info.name)
+    return _title(store, info, named)
 
 
 def list_sessions(store: SessionStore, *, fmt: str | None = None) -> int:
@@ -128,6 +139,7 @@ def list_sessions(store: SessionStore, *, fmt: str | None = None) -> int:
         click.echo("no sessions yet: `session import FILE` brings one in", err=True)
         return 0
     readings = commit_gauges([info.head for info in infos], store.settings)
+    named = titled(store)
     paint = painter()
     rows = [
         (
@@ -149,7 +161,7 @@ def list_sessions(store: SessionStore, *, fmt: str | None = None) -> int:
             *([ckpts.ljust(widths[3])] if widths[3] else []),  # no empty column when none has any
             when.ljust(widths[4]),
             paint(short_id(info.head.id if info.head else None), fg="yellow"),
-            paint(_label(info, store), dim=True),
+            paint(_label(info, store, named), dim=True),
         ]
         lines.append(("  " + "  ".join(cells)).rstrip())
     for name, why in damaged.items():
@@ -180,6 +192,7 @@ def fsck(store: SessionStore, *, repair: bool = False, fmt: str | None = None) -
 
     with progress("checking sessions") as bar:
         report = maintenance.fsck(store, repair=repair, progress=bar)
+    _check_conversation_index(store, repair, report)
     if fmt == "json":
         print_json({
             "ok": report.ok, "sessions": report.sessions, "commits": report.commits,
@@ -201,6 +214,21 @@ def fsck(store: SessionStore, *, repair: bool = False, fmt: str | None = None) -
     fix = "" if repair else "; `session fsck --repair` fixes what is derivable"
     click.echo(f"{summary}: {plural(len(report.problems), 'problem')}{fix}", err=True)
     return 1
+
+
+def _check_conversation_index(store: SessionStore, repair: bool, report: FsckReport) -> None:
+    """FileConversationStore's index (integrations, above the porcelain fsck): checked, and rebuilt
+    from the logs with `repair`; only when the store has one."""
+    from ..integrations.conversation_index import INDEX_FILE, check_index, rebuild_index
+
+    if not (store.root / INDEX_FILE).exists():
+        return
+    problems = check_index(store)
+    if problems and repair:
+        listed = rebuild_index(store)
+        report.repaired.append(f"rebuilt {INDEX_FILE} from the logs ({plural(listed, 'conversation')})")
+    else:
+        report.problems.extend(problems)
 
 
 @click.command("fsck")

@@ -30,6 +30,7 @@ from ..plumbing.fsutil import check_store_dir
 from ..plumbing.locks import gc_exclusive
 from ..plumbing.logs import Commit, MergeConflictError
 from . import splitting
+from .layout import HEADS_FILE, HeadsCache
 from .staging import leftover_imports, remove_leftover_import
 
 if TYPE_CHECKING:
@@ -75,7 +76,8 @@ def store_dir_problems(store: SessionStore) -> list[str]:
     """One line for each store subdirectory that is a symlink or not a directory (nothing is read
     through those)."""
     out = []
-    for sub in (store.objects.dir, store.logs_dir, store.refs.dir.parent, store.refs.dir, store.locks_dir):
+    subs = (store.objects.dir, store.logs_dir, store.refs.dir.parent, store.refs.dir, store.locks_dir)
+    for sub in (*subs, store.root / HEADS_FILE.parent):
         try:
             check_store_dir(sub)
         except SessionStoreError as err:
@@ -113,7 +115,23 @@ def fsck(store: SessionStore, *, repair: bool = False, progress: Progress | None
                 store.objects.read(oid)
             except CorruptObjectError as err:
                 report.problems.append(f"unreachable {err}")
+    _check_heads_cache(store, repair, report)
     return report
+
+
+def _check_heads_cache(store: SessionStore, repair: bool, report: FsckReport) -> None:
+    """The session list's cache (index/sessions.json) against the logs; rebuilt with `repair`."""
+    cache = HeadsCache(store)
+    problems = cache.check()
+    if problems and repair:
+        try:
+            cache.rebuild()
+        except SessionStoreError as err:  # a damaged log: its own problem is reported above
+            report.problems.append(f"{HEADS_FILE} not rebuilt: {err}")
+            return
+        report.repaired.append(f"rebuilt {HEADS_FILE} from the logs (it was damaged or out of date)")
+    else:
+        report.problems.extend(problems)
 
 
 def _check_session(

@@ -137,6 +137,14 @@ def title(store: SessionStore, name: str) -> str:
         return derived_title(store, name)
 
 
+def titled(store: SessionStore) -> frozenset[str]:
+    """Names of the sessions that have a set title (one listing: `session list` asks once)."""
+    try:
+        return frozenset(os.listdir(_titles(store)))
+    except (FileNotFoundError, NotADirectoryError):
+        return frozenset()
+
+
 def set_title(store: SessionStore, name: str, text: str | None) -> None:
     """Set (or, with None or '', clear) the title of existing session `name`; durable."""
     _existing(store, name)
