@@ -285,8 +285,10 @@ class Lockstep:
         tier: int,
         extra: dict[str, Any] | None = None,
         sizes: list[int] | None = None,
+        time: str | None = None,
     ) -> Commit:
-        """Persist `messages` as the new whole history: a compaction commit plus its checkpoint ref.
+        """Persist `messages` as the new whole history: a compaction commit plus its checkpoint ref
+        (`time`: when it happened, for an imported transcript's own compaction; default now).
 
         The checkpoint number is derived from the log (compaction commits so far + 1), and refs the log
         implies but a crash left uncreated are recreated first, so numbering never collides. The log is
@@ -306,7 +308,9 @@ class Lockstep:
             self._compactions = len(done)
         k = self._compactions + 1
         fields = {**(extra or {}), "blobs": [oid], "sizes": sizes, "tier": tier, "checkpoint": k}
-        commit = self.commit("compaction", blob=oid, added=new, added_sizes=sizes, extra=fields, reset=new)
+        commit = self.commit(
+            "compaction", blob=oid, added=new, added_sizes=sizes, extra=fields, reset=new, time=time
+        )
         self._compactions = k
         try:
             self.store.refs.create(self.name, k, commit.id, commit.offset)
