@@ -422,6 +422,46 @@ def bench_session_list(work: Path, turns: list[list[Any]], counts: list[int], re
         )
 
 
+# -- 6. resume after a checkpoint near the end ------------------------------------------------------
+
+
+def bench_resume(work: Path, turns: list[list[Any]], messages: int, reps: int) -> None:
+    """Reopen a session whose newest reset point is a checkpoint near the end, against a bare
+    `validate_json` of the messages it replays (what any store must at least do to hand them back)."""
+    import gc
+
+    from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, UserPromptPart
+
+    store = SessionStore.open(work / "resume")
+    session = store.session("big")
+    with no_sync():
+        for turn in replicate(turns, messages):
+            session.append(turn, compact=False)
+        summary = ModelRequest(parts=[UserPromptPart("Summary of the session so far: ...")])
+        with store.lock("big"):
+            session.commit_checkpoint([summary, *session.history[-300:]], tier=2)
+        for k, turn in enumerate(turns[2:4]):
+            session.append(copy_turn(turn, 10**6 + k), compact=False)
+    tail = session.history
+    raw = ModelMessagesTypeAdapter.dump_json(tail)
+    del session
+    gc.collect()
+    res = medians(
+        {
+            "validate": lambda: ModelMessagesTypeAdapter.validate_json(raw),
+            "load": lambda: SessionStore.open(store.root, warm=False).session("big"),
+        },
+        reps,
+    )
+    r = [a / b for a, b in zip(res["load"], res["validate"], strict=True)]
+    row(
+        f"reopen a {messages:,}-message session after a checkpoint near the end ({len(tail)} messages "
+        "replayed) vs validate_json of those messages",
+        f"{spread(res['load'])} vs {spread(res['validate'])}: median of per-pair ratios "
+        f"{goal(statistics.median(r), 1.2)}; min vs min {min(res['load']) / min(res['validate']):.2f}×",
+    )
+
+
 # -- 2. append growth -------------------------------------------------------------------------------
 
 
@@ -471,6 +511,7 @@ def main() -> None:
             ("log", lambda: bench_log(work, turns, 2_000 if quick else 6_666, 5 if quick else 9)),
             ("list", lambda: bench_list(work, scale[:2] if quick else scale, 7)),
             ("session-list", lambda: bench_session_list(work, turns, scale[:2] if quick else scale, 5)),
+            ("resume", lambda: bench_resume(work, turns, 2_000 if quick else 10_000, 15 if quick else 41)),
             ("growth", lambda: bench_growth(work, turns, scale[1:] if quick else [*scale[1:], 100_000], 300)),
         ]  # fmt: skip
         for name, step in steps:

@@ -195,3 +195,28 @@ def test_settle_pruning_puts_back_what_is_needed_and_deletes_the_rest(tmp_path) 
     assert objects.read(kept) == b"needed\n" and not objects.exists(dropped)
     assert list(objects.pruning_leftovers()) == []
     assert objects.settle_pruning({kept}) == 0  # nothing left to settle
+
+
+@pytest.mark.parametrize("decode_fails", [False, True])
+def test_a_big_load_hashed_while_decoding_still_names_the_bad_blob(tmp_path, decode_fails: bool) -> None:
+    """Past HASH_ASIDE the blobs are hashed on a thread while `decode` runs: a bad blob still raises
+    CorruptObjectError, whatever `decode` returned or raised on its bytes."""
+    from sessionstore.plumbing.objects import HASH_ASIDE
+
+    objects = ObjectStore(tmp_path)
+    oids = _blobs(objects, [HASH_ASIDE // 2, HASH_ASIDE // 2 + 10, 100])
+    good: list[list[bytes]] = []
+    assert objects.load(oids, lambda data: good.append(data) or len(data)) == 3
+    assert [hash_bytes(d) for d in good[0]] == oids
+    path = objects.path(oids[1])
+    data = bytearray(path.read_bytes())
+    data[HASH_ASIDE // 4] ^= 0x01  # a flipped bit deep inside the second blob
+    path.write_bytes(bytes(data))
+
+    def decode(blobs: list[bytes]) -> int:
+        if decode_fails:
+            raise ValueError("unparsable")
+        return len(blobs)
+
+    with pytest.raises(CorruptObjectError, match=oids[1][:12]):
+        objects.load(oids, decode)
