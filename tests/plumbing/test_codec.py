@@ -75,8 +75,9 @@ def test_warm_up_builds_the_message_serializers_once() -> None:
     import sys
 
     code = (
+        "from pydantic_ai.messages import ModelMessagesTypeAdapter\n"
         "from sessionstore.plumbing import codec\n"
-        "assert type(codec.adapter().serializer).__name__ == 'MockValSer'\n"
+        "assert not ModelMessagesTypeAdapter.pydantic_complete  # deferred by pydantic-ai\n"
         "codec.warm_up()\n"
         "assert type(codec.adapter().serializer).__name__ == 'SchemaSerializer'\n"
         "assert type(codec.adapter().validator).__name__ == 'SchemaValidator'\n"

@@ -9,6 +9,7 @@ read-only commands never pay for it.
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -22,10 +23,22 @@ if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
 
 
+_building = threading.Lock()
+
+
 @cache
 def adapter() -> TypeAdapter[list[ModelMessage]]:
+    """pydantic-ai's message-list adapter, built (its deferred schema) before it is returned.
+
+    Built under a lock: pydantic builds a deferred adapter on first use without one, so a warm-up
+    thread and a first write arriving together would each spend the build (60-200 ms); this way the
+    second waits for the first.
+    """
     from pydantic_ai.messages import ModelMessagesTypeAdapter
 
+    with _building:
+        if not ModelMessagesTypeAdapter.pydantic_complete:
+            ModelMessagesTypeAdapter.rebuild()
     return ModelMessagesTypeAdapter
 
 
