@@ -238,3 +238,44 @@ def test_porcelain_modules_import_only_lower_floors() -> None:
                 if theirs >= mine:
                     problems.append(f"{module} (floor {mine}) imports {target} (floor {theirs})")
     assert problems == []
+
+
+LINE_WRITERS = {"make_line", "append_durable", "truncate_durable", "append_verified", "write_commit"}
+"""What builds or appends a log line. Only plumbing (logs, fsutil) and the one commit writer define or
+call them; everything above calls the writer (`write_commit`, `append_verified`) or `Lockstep`."""
+WRITER_USERS = {
+    "sessionstore.porcelain.writer": LINE_WRITERS,
+    "sessionstore.plumbing.logs": LINE_WRITERS,
+    "sessionstore.plumbing.fsutil": LINE_WRITERS,
+    "sessionstore.porcelain.pulling": {"append_verified"},
+    "sessionstore.integrations.conversation_store": {"write_commit"},
+}
+
+
+def _line_writers_used(source: str) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Name) and node.id in LINE_WRITERS:
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and node.attr in LINE_WRITERS:
+            names.add(node.attr)
+        elif isinstance(node, ast.alias) and node.name in LINE_WRITERS:
+            names.add(node.name)
+    return names
+
+
+def test_one_commit_writer() -> None:
+    """Log lines are built and appended in one place (issue 9): nothing else names the line writers."""
+    offenders = {}
+    for path in sorted(SRC.rglob("*.py")):
+        module = _module_name(path)
+        used = _line_writers_used(path.read_text()) - WRITER_USERS.get(module, set())
+        if used:
+            offenders[module] = sorted(used)
+    assert offenders == {}
+
+
+def test_the_writer_check_catches_a_second_writer() -> None:
+    source = "from ..plumbing.logs import make_line\nline, body = make_line(parent=None)\n"
+    assert _line_writers_used(source) == {"make_line"}
+    assert _line_writers_used("fsutil.append_durable(path, data)\n") == {"append_durable"}

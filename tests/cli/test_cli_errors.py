@@ -244,3 +244,26 @@ def test_a_store_path_that_is_a_file_names_where_it_was_set(tmp_path: Path) -> N
         f"session: Invalid value for SESSIONSTORE_DIR: {tmp_path / 'afile'} is a file, not a store directory "
         "(see `session --help`)"
     ]
+
+
+def test_a_warning_is_one_line_naming_the_fix_not_pythons_format(tmp_path: Path) -> None:
+    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
+
+    from sessionstore import SessionStore
+
+    store = tmp_path / "st"
+    with pytest.warns(UserWarning, match="mystery-9"):  # from Python, it stays a Python warning
+        SessionStore.open(store).session("a").append(
+            [
+                ModelRequest(parts=[UserPromptPart("hi")]),
+                ModelResponse(parts=[TextPart("yo")], model_name="mystery-9"),
+            ]
+        )
+    done = _session("--store", str(store), "compact", "a")
+    lines = done.stderr.splitlines()
+    warning = [line for line in lines if "mystery-9" in line]
+    assert warning == [
+        line for line in lines if line.startswith("session: warning: unknown model 'mystery-9'")
+    ]
+    assert len(warning) == 1 and "context_window_tokens" in warning[0]
+    assert "UserWarning" not in done.stderr and ".py:" not in done.stderr

@@ -26,8 +26,9 @@ from sessionstore.errors import InvalidSessionName, SessionStoreError
 from sessionstore.integrations import conversation_records
 from sessionstore.integrations.conversation_records import ConversationLog
 from sessionstore.integrations.conversation_store import session_name
-from sessionstore.plumbing.logs import Log, make_line
+from sessionstore.plumbing.logs import Log
 from sessionstore.plumbing.names import check_name
+from sessionstore.porcelain.writer import write_commit
 
 
 def turns(
@@ -248,14 +249,11 @@ def test_session_writes_to_a_conversation_are_refused(cstore: FileConversationSt
 def test_a_foreign_commit_in_a_conversation_log_is_refused(cstore: FileConversationStore) -> None:
     """Belt and braces: a line appended behind the store's back (not via Session) is still caught."""
     turns(cstore, "chat", 1)
-    session = cstore.store.session("chat")
-    with cstore.store.lock("chat"):
-        head = session._head
-        session._head = None  # pretend to be a plain session writer that skipped the check
-        line, body = make_line(
-            parent=head, kind="turn", blob=None, count=head.count, tokens=0, usage=None, extra={}
-        )
-        session.log_file.append(line, body, head)
+    log = cstore.store.log("chat")
+    with cstore.store.lock("chat"):  # a writer that skipped Session's check: the bare commit writer
+        head = log.head()
+        assert head is not None
+        write_commit(log, head, kind="turn", blob=None, count=head.count, tokens=0, extra={})
     with pytest.raises(InvalidSessionName, match="not written by FileConversationStore"):
         asyncio.run(FileConversationStore(cstore.store.root).load("chat"))
 

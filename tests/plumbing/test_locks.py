@@ -135,3 +135,15 @@ def test_a_waiter_is_told_who_holds_the_lock_before_it_waits(tmp_path) -> None:
         holder.stdin.close()
         holder.wait(timeout=10)
     assert locks.holder(store.locks_dir, "busy") == "another process"  # the holder has exited
+
+
+def test_the_holder_record_is_rewritten_in_place_and_read_back(tmp_path) -> None:
+    from sessionstore.plumbing.locks import holder, locked
+
+    (tmp_path / "s.holder").write_bytes(b"x" * 300)  # an older, longer record: overwritten, never read as one
+    with locked(tmp_path, "s", timeout=1):
+        said = holder(tmp_path, "s")
+        assert said.startswith(f"pid {os.getpid()} (") and "x" not in said.split(")")[-1]
+    data = (tmp_path / "s.holder").read_bytes()
+    assert data[:128].rstrip().split(b" ", 1)[0] == str(os.getpid()).encode()
+    assert data[127:128] == b"\n"

@@ -184,3 +184,14 @@ def test_a_symlinked_objects_directory_is_refused(tmp_path) -> None:
     with pytest.raises(SessionStoreError, match=r"objects is a symlink"):
         objects.load([hash_bytes(b"x")], lambda blobs: blobs)
     assert list(outside.iterdir()) == []
+
+
+def test_settle_pruning_puts_back_what_is_needed_and_deletes_the_rest(tmp_path) -> None:
+    objects = ObjectStore(tmp_path / "objects")
+    kept, dropped = objects.write(b"needed\n"), objects.write(b"garbage\n")
+    for oid in (kept, dropped):  # a gc that crashed between renaming aside and unlinking
+        os.rename(objects.path(oid), objects.path(oid).with_name(".gc-" + objects.path(oid).name))
+    assert objects.settle_pruning({kept}) == 1
+    assert objects.read(kept) == b"needed\n" and not objects.exists(dropped)
+    assert list(objects.pruning_leftovers()) == []
+    assert objects.settle_pruning({kept}) == 0  # nothing left to settle

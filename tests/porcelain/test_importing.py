@@ -339,3 +339,31 @@ def test_a_step_that_would_not_read_back_is_refused_and_nothing_is_published(sto
     with pytest.raises(ImportFormatError, match=r"x.json: turn 2 of 2 cannot be stored: .*nested too deeply"):
         import_transcript(store, transcript)
     assert store.sessions() == [] and store.fsck().ok and not (store.locks_dir / "importing").exists()
+
+
+def test_an_imported_compaction_keeps_the_transcripts_time(tmp_path: Path) -> None:
+    def item(payload: dict, kind: str = "response_item", at: str = "10:00") -> bytes:
+        return (
+            orjson.dumps({"timestamp": f"2026-05-11T{at}:00.000Z", "type": kind, "payload": payload}) + b"\n"
+        )
+
+    def said(role: str, text: str, kind: str) -> dict:
+        return {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
+
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(
+        item({"id": "sess-1", "cwd": "/x"}, "session_meta")
+        + item({"model": "gpt-5-codex", "cwd": "/x"}, "turn_context")
+        + item(said("user", "fix it", "input_text"))
+        + item(said("assistant", "done", "output_text"))
+        + item({"type": "compacted", "payload": None, "message": "summary"}, "compacted", at="11:30")
+        + item(said("user", "next", "input_text"), at="12:00")
+    )
+    store = SessionStore.open(tmp_path / "store")
+    import_transcript(store, read_transcript(path), "r")
+    commits, _ = store.log("r").scan(since_reset=False)
+    assert [(c.kind, c.time[11:16]) for c in commits] == [
+        ("import", "10:00"),
+        ("compaction", "11:30"),  # the transcript's own time, not the import's
+        ("import", "12:00"),
+    ]

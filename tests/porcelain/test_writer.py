@@ -8,10 +8,10 @@ from pydantic_ai.messages import ModelResponse, TextPart
 from pydantic_ai.models.function import FunctionModel
 
 from helpers.messages import tagged_turn
-from sessionstore.errors import SessionStoreError
+from sessionstore.errors import SessionStoreError, StaleSessionError
 from sessionstore.integrations.runs import run_turn
 from sessionstore.porcelain.store import SessionStore
-from sessionstore.porcelain.writer import Lockstep, model_id
+from sessionstore.porcelain.writer import Lockstep, append_verified, model_id, write_commit
 
 
 def _agent() -> Agent[None, str]:
@@ -82,3 +82,50 @@ def test_session_end_uses_the_stores_summary_model(store: SessionStore) -> None:
     assert store.summary_model == store.settings.model == "extractive"
     store.summarizer = FunctionModel(lambda messages, info: ModelResponse(parts=[TextPart("x")]))
     assert store.summary_model is store.summarizer
+
+
+def test_before_append_sees_the_line_it_precedes_and_can_stop_it(store: SessionStore) -> None:
+    session = store.session("s")
+    session.append(tagged_turn(0, 0))
+    log, head = store.log("s"), session.head
+    seen: list[dict] = []
+    commit, line = write_commit(
+        log, head, kind="turn", blob=None, count=head.count, tokens=head.tokens, extra={"sizes": []},
+        before_append=lambda body: seen.append((dict(body), log.path.read_bytes())),
+    )  # fmt: skip
+    ((body, on_disk),) = seen
+    assert body["id"] == commit.id and on_disk.endswith(head_line(log, head))  # called before the append
+    assert log.path.read_bytes().endswith(line) and commit.extra.get("model") == head.extra.get("model")
+    before = log.path.read_bytes()
+
+    def refuse(body: dict) -> None:
+        raise OSError("index full")
+
+    with pytest.raises(OSError, match="index full"):
+        write_commit(log, commit, kind="turn", blob=None, count=commit.count, tokens=commit.tokens,
+                     extra={"sizes": []}, before_append=refuse)  # fmt: skip
+    assert log.path.read_bytes() == before  # nothing appended
+
+
+def head_line(log, commit) -> bytes:
+    return log.path.read_bytes()[commit.offset : commit.end]
+
+
+def test_append_verified_appends_byte_for_byte_and_refuses_a_moved_head(store: SessionStore) -> None:
+    source = store.session("a")
+    for i in range(3):
+        source.append(tagged_turn(0, i))
+    lines = store.log("a").path.read_bytes().splitlines(keepends=True)
+    copy = store.log("b")
+    append_verified(copy, None, lines[0])
+    first = copy.head()
+    with open(copy.path, "ab") as f:
+        f.write(b'{"torn')  # a crash mid-append: not data, cut by the next append
+    append_verified(copy, first, b"".join(lines[1:]))
+    assert copy.path.read_bytes() == store.log("a").path.read_bytes()
+    assert [c.id for c in copy.scan(since_reset=False)[0]] == [
+        c.id for c in store.log("a").scan(since_reset=False)[0]
+    ]
+    with pytest.raises(StaleSessionError):
+        append_verified(copy, first, lines[1])  # the head moved on from `first`
+    assert copy.path.read_bytes() == store.log("a").path.read_bytes()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import warnings
 from typing import Any
 
 import click
@@ -91,6 +92,7 @@ class _Group(click.Group):
         from ..plumbing import locks
 
         locks.on_wait = lambda line: click.echo(f"session: {line}", err=True)
+        shown, warnings.showwarning = warnings.showwarning, _warning_line
         try:
             code = super().invoke(ctx)
         except SessionStoreError as err:  # before OSError: LockTimeout is a TimeoutError too
@@ -104,9 +106,16 @@ class _Group(click.Group):
             sys.exit(EXIT_ERROR)
         finally:
             locks.on_wait = None
+            warnings.showwarning = shown
         if isinstance(code, int) and code:
             sys.exit(code)
         return code
+
+
+def _warning_line(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+    """A warning (an unknown model's window, a failed compaction that kept the history) as one line on
+    stderr, `session: warning: ...`, not Python's `file:line: UserWarning:` and a source line."""
+    click.echo(f"session: warning: {message}", err=True)
 
 
 def _silence_stdout() -> None:

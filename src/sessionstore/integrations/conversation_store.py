@@ -86,9 +86,10 @@ from ..accounting.tokens import estimate_messages
 from ..errors import InvalidSessionName, StaleSessionError
 from ..plumbing import codec
 from ..plumbing.fsutil import fsync_dir
-from ..plumbing.logs import make_line, utc_now
+from ..plumbing.logs import utc_now
 from ..plumbing.names import check_name
 from ..porcelain.store import SessionStore
+from ..porcelain.writer import write_commit
 from .conversation_index import ConversationIndex
 from .conversation_records import (
     AFTER,
@@ -306,13 +307,15 @@ class FileConversationStore(ConversationStore):
                     raise unstorable(cid, "a message", err) from None
                 raise UnstorableText(f"conversation {cid!r} cannot be saved: {err}") from None
             fields[RECORD] = record_json
-            line, body = make_line(
-                parent=view.head, kind=kind, blob=blob, count=count, tokens=tokens, usage=None,
-                extra=fields, time=commit_time(record.updated_at),
-            )  # fmt: skip
-            self.index.note(name, time=body["time"], scope=record.scope, commit=body["id"])
+
+            def note(body: dict[str, Any]) -> None:  # the index may run ahead of the log, never behind
+                self.index.note(name, time=body["time"], scope=record.scope, commit=body["id"])
+
             try:
-                commit = view.log.append(line, body, view.head)
+                commit, line = write_commit(
+                    view.log, view.head, kind=kind, blob=blob, count=count, tokens=tokens,
+                    extra=fields, time=commit_time(record.updated_at), before_append=note,
+                )  # fmt: skip
             except StaleSessionError:
                 raise ConversationConflict(cid) from None
             view.apply(commit, line)

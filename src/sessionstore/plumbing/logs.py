@@ -316,11 +316,13 @@ class Log:
             )
         return commit
 
-    def append(self, line: bytes, body: dict[str, Any], expected: Commit | None) -> Commit:
-        """Append one commit line after `expected` (caller holds the session lock).
+    def extend(self, lines: bytes, expected: Commit | None) -> int:
+        """Append whole commit lines after `expected` (caller holds the session lock); returns the offset
+        they start at, once they are synced.
 
         Checks that the on-disk head is still `expected` (else `StaleSessionError`), truncates a torn
-        tail left by a crash, then appends and syncs. Returns the acknowledged commit.
+        tail left by a crash, then appends and syncs. The caller has built or verified `lines` to chain
+        after `expected`: `append` for one new line, `session pull` for a remote's lines byte for byte.
         """
         check_store_dir(self.path.parent)
         size = self.size()
@@ -334,7 +336,11 @@ class Log:
             if b"\n" in rest:  # a whole line follows ours: another writer's commit, or damage
                 raise self._stale()  # another writer moved on, or damage (named first)
             truncate_durable(self.path, want)  # torn tail from a crash: not data
-        offset = append_durable(self.path, line)
+        return append_durable(self.path, lines)
+
+    def append(self, line: bytes, body: dict[str, Any], expected: Commit | None) -> Commit:
+        """Append one commit line after `expected` (see `extend`); returns the acknowledged commit."""
+        offset = self.extend(line, expected)
         body = dict(body)
         cid = body.pop("id")
         core = {k: body.pop(k) for k in _CORE}

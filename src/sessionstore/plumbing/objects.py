@@ -11,7 +11,7 @@ import contextlib
 import hashlib
 import os
 import stat
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterator, Sequence
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -134,10 +134,7 @@ class ObjectStore:
         try:
             return self._read_file(path)
         except FileNotFoundError:
-            trash = path.with_name(_TRASH + path.name)
-            with contextlib.suppress(FileNotFoundError, FileExistsError):
-                os.link(trash, path)  # a gc that crashed mid-prune: the object is still needed
-                trash.unlink()
+            if _restore(path.with_name(_TRASH + path.name), path):  # a gc crashed mid-prune: still needed
                 return self._read_file(path)
             raise CorruptObjectError(
                 f"object {oid[:12]} is missing from {self.dir}: restore it (e.g. from git) or run "
@@ -250,7 +247,29 @@ class ObjectStore:
                 if is_object_id(oid):
                     yield oid, trash
 
+    def settle_pruning(self, needed: Container[str]) -> int:
+        """Finish what a crashed gc left renamed aside: put back each object in `needed`, delete the
+        others (gc calls this with writers held off). Returns how many were put back."""
+        restored = 0
+        for oid, trash in list(self.pruning_leftovers()):
+            if oid in needed and _restore(trash, self.path(oid)):
+                restored += 1
+            trash.unlink(missing_ok=True)
+        return restored
+
     def stray_temps(self) -> Iterator[Path]:
         """Temp files left by a crash mid-write (gc removes old ones)."""
         if self.dir.is_dir():
             yield from self.dir.glob("*/.tmp-*")
+
+
+def _restore(trash: Path, path: Path) -> bool:
+    """Link a pruning leftover back into place; True if `path` holds the object now (or already did)."""
+    try:
+        os.link(trash, path)
+    except FileNotFoundError:
+        return path.exists()  # another reader restored it first, or there was no leftover
+    except FileExistsError:
+        pass  # a writer wrote the same bytes meanwhile
+    trash.unlink(missing_ok=True)
+    return True

@@ -71,7 +71,9 @@ def import_transcript(
                     interrupted()
                     try:
                         if step.kind == "compaction":
-                            session.commit_checkpoint(step.messages, tier=2, extra={"source": "import"})
+                            session.commit_checkpoint(
+                                step.messages, tier=2, extra={"source": "import"}, time=step_time(step)
+                            )
                         else:
                             session.commit_turn(
                                 step.messages, usage=step.usage, kind="import", time=step_time(step)
@@ -104,7 +106,9 @@ def append_steps(
             raise StaleSessionError(f"session {name!r} changed while it was compared: import again")
         for done, step in enumerate(steps, start=1):
             if step.kind == "compaction":
-                session.commit_checkpoint(step.messages, tier=2, extra={"source": "import"})
+                session.commit_checkpoint(
+                    step.messages, tier=2, extra={"source": "import"}, time=step_time(step)
+                )
             else:
                 session.commit_turn(step.messages, usage=step.usage, kind="import", time=step_time(step))
             if progress:

@@ -16,8 +16,6 @@ tracks it keeps the blobs git tracks unless `include_committed` (another clone's
 
 from __future__ import annotations
 
-import contextlib
-import os
 import subprocess
 import time
 from collections.abc import Callable
@@ -321,12 +319,8 @@ def gc(
                 report.freed_bytes += freed
             if progress:
                 progress(i + 1, len(candidates))
-        for oid, trash in store.objects.pruning_leftovers():  # a gc that crashed mid-prune
-            if not dry_run:
-                if oid in reachable:
-                    with contextlib.suppress(FileExistsError):
-                        os.link(trash, store.objects.path(oid))
-                trash.unlink(missing_ok=True)
+        if not dry_run:
+            store.objects.settle_pruning(reachable)  # what a gc that crashed mid-prune left aside
         for tmp in store.objects.stray_temps():
             try:
                 old = tmp.stat().st_mtime < time.time() - 3600

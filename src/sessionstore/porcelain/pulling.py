@@ -5,11 +5,11 @@ alone; a divergence becomes a new session `NAME-<remote>-<short id>` holding the
 (nothing lost, nothing merged by guesswork). The short id is that of the remote's first commit after
 the common prefix, so pulling again later fast-forwards the same copy instead of making another.
 
-Writing pulled commits is done here over plumbing, not through `Session` (whose writer builds new
-lines): every line is verified (its id hashes, it chains onto the local head), every blob is verified
-against its name and written durably BEFORE the lines naming it, then all lines go in one fsynced
-append under the session lock, and the checkpoint refs the log implies are created last (they are
-derivable, and the next pull, or `session fsck --repair`, recreates one a crash left out).
+Pulled commits are not rebuilt (a `Session` commit makes new lines): every remote line is verified
+here (its id hashes, it chains onto the local head), every blob is verified against its name and
+written durably BEFORE the lines naming it, then the writer's `append_verified` puts all lines in one
+fsynced append under the session lock, and the checkpoint refs the log implies are created last (they
+are derivable, and the next pull, or `session fsck --repair`, recreates one a crash left out).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import SessionStoreError, UnknownRevision
-from ..plumbing.fsutil import append_durable, fsync_dir, truncate_durable, write_temp
+from ..errors import SessionStoreError, StaleSessionError, UnknownRevision
+from ..plumbing.fsutil import fsync_dir, write_temp
 from ..plumbing.git import Git, GitError
 from ..plumbing.logs import Commit, parse_line
 from ..plumbing.names import is_valid_name
@@ -42,6 +42,7 @@ from .sharing import (
     tracking_prefix,
     tree_blobs,
 )
+from .writer import append_verified
 
 if TYPE_CHECKING:
     from .layout import StoreLayout as SessionStore
@@ -165,17 +166,24 @@ def _import(store: SessionStore, git: Git, name: str, part: Chain, before: Seque
             raise GitError(
                 f"blob {oid[:12]} of session {name!r} is missing or corrupt on the remote: nothing was pulled"
             )
+    local_head = before[-1] if before else None
+    changed = SessionStoreError(f"session {name!r} changed while pulling: pull again")
     with store.lock(name):
         log = store.log(name)
-        now, valid_end = log.scan(since_reset=False) if log.exists() else ([], 0)
-        if [c.id for c in now] != [c.id for c in before]:
-            raise SessionStoreError(f"session {name!r} changed while pulling: pull again")
+        now = log.head()  # the ids chain: the same head id at the same place is the same history
+        if _place(now) != _place(local_head):
+            raise changed
         write_objects(store, blobs, paths)  # type: ignore[arg-type]  (verified: no None left)
-        if log.exists() and log.path.stat().st_size > valid_end:
-            truncate_durable(log.path, valid_end)  # a torn tail from a crash: not data
-        append_durable(log.path, b"".join(lines))  # type: ignore[arg-type]
+        try:  # cuts a torn tail from a crash (not data), refuses a head that moved since
+            append_verified(log, local_head, b"".join(lines))  # type: ignore[arg-type]
+        except StaleSessionError:
+            raise changed from None
         ensure_checkpoint_refs(store, name)
     git.update_ref(f"{SESSION_REFS}{name}", part[-1][0])
+
+
+def _place(commit: Commit | None) -> tuple[str, int] | None:
+    return (commit.id, commit.offset) if commit else None
 
 
 def ensure_checkpoint_refs(

@@ -8,12 +8,14 @@ ref when it is one, and only then moves the in-memory state. An exception at any
 sizes and `persisted_count` at the last acknowledged commit.
 
 `Session` (the public API), the compaction cascade, `import` and `FileConversationStore` all write
-through the methods here: `commit_turn`, `commit_checkpoint`, `commit_reset` and the general `commit`.
+through the methods here: `commit_turn`, `commit_checkpoint`, `commit_reset` and the general `commit`,
+all of them through `write_commit`; `session pull` appends a remote's verified lines through
+`append_verified`. Nothing else appends to a log.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..accounting.thresholds import Measurement, Meter, measure, model_capacity
@@ -60,13 +62,17 @@ def write_commit(
     usage: dict[str, Any] | None = None,
     extra: dict[str, Any],
     time: str | None = None,
+    before_append: Callable[[dict[str, Any]], None] | None = None,
 ) -> tuple[Commit, bytes]:
     """Append one commit line after `parent` (the caller holds the session lock and has written the
     blobs): the one function that writes a commit, for `Lockstep` and `FileConversationStore` alike.
 
     The parent's `model`/`capacity` are carried onto the line unless `extra` sets them, so every line
-    gives the gauge its window. `Log.append` refuses a moved head (`StaleSessionError`), cuts a torn
-    tail and fsyncs the line before returning: the returned commit is acknowledged.
+    gives the gauge its window. `before_append(body)` runs once the line is built (its id and time are
+    known) and before it is appended: a side index that may run ahead of the log but never behind it
+    notes the commit there (FileConversationStore's conversation index). `Log.append` refuses a moved
+    head (`StaleSessionError`), cuts a torn tail and fsyncs the line before returning: the returned
+    commit is acknowledged.
     """
     if parent is not None:
         carried = {k: parent.extra[k] for k in CARRIED if k in parent.extra and k not in extra}
@@ -75,7 +81,19 @@ def write_commit(
     line, body = make_line(
         parent=parent, kind=kind, blob=blob, count=count, tokens=tokens, usage=usage, extra=extra, time=time
     )
+    if before_append is not None:
+        before_append(body)
     return log.append(line, body, parent), line
+
+
+def append_verified(log: Log, parent: Commit | None, lines: bytes) -> None:
+    """Append commit lines written elsewhere, byte for byte, after `parent` (caller holds the lock).
+
+    For `session pull`: the caller has verified that every line parses, that its id verifies and that
+    the lines chain after `parent`, and has written the blobs they name. Refuses a moved head
+    (`StaleSessionError`) and cuts a torn tail exactly as a new commit does; synced when it returns.
+    """
+    log.extend(lines, parent)
 
 
 def state_of(commits: Sequence[Commit]) -> tuple[list[str], list[int]]:
@@ -267,8 +285,10 @@ class Lockstep:
         tier: int,
         extra: dict[str, Any] | None = None,
         sizes: list[int] | None = None,
+        time: str | None = None,
     ) -> Commit:
-        """Persist `messages` as the new whole history: a compaction commit plus its checkpoint ref.
+        """Persist `messages` as the new whole history: a compaction commit plus its checkpoint ref
+        (`time`: when it happened, for an imported transcript's own compaction; default now).
 
         The checkpoint number is derived from the log (compaction commits so far + 1), and refs the log
         implies but a crash left uncreated are recreated first, so numbering never collides. The log is
@@ -288,7 +308,9 @@ class Lockstep:
             self._compactions = len(done)
         k = self._compactions + 1
         fields = {**(extra or {}), "blobs": [oid], "sizes": sizes, "tier": tier, "checkpoint": k}
-        commit = self.commit("compaction", blob=oid, added=new, added_sizes=sizes, extra=fields, reset=new)
+        commit = self.commit(
+            "compaction", blob=oid, added=new, added_sizes=sizes, extra=fields, reset=new, time=time
+        )
         self._compactions = k
         try:
             self.store.refs.create(self.name, k, commit.id, commit.offset)
