@@ -3,6 +3,7 @@ nothing on disk changed (a first-time user's tour, one regression test per probl
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -140,6 +141,10 @@ def test_checkout_of_the_current_state_writes_no_commit(root: Path) -> None:
     after_first = snapshot(root)
     again = run(root, "checkout", "fix-auth@1")  # the head is a checkout of that very commit
     assert again.exit_code == 0 and "already at" in again.stdout
+    assert snapshot(root) == after_first
+    as_json = run(root, "checkout", "fix-auth@1", "--json")  # the same, as one JSON document
+    assert as_json.exit_code == 0, as_json.output
+    assert json.loads(as_json.stdout)["changed"] is False
     assert snapshot(root) == after_first
 
 

@@ -93,3 +93,23 @@ def test_write_temp_cleans_up_on_failure(tmp_path, monkeypatch) -> None:
     with pytest.raises(OSError):
         fsutil.write_temp(tmp_path, b"data")
     assert os.listdir(tmp_path) == []
+
+
+def test_short_writes_are_continued_until_every_byte_is_down(tmp_path, monkeypatch) -> None:
+    """os.write may write less than asked: temp files and appends loop until all bytes are written."""
+    real_write = os.write
+    calls: list[int] = []
+
+    def short(fd: int, data: bytes) -> int:
+        calls.append(len(data))
+        return real_write(fd, bytes(data[:3]))
+
+    monkeypatch.setattr(os, "write", short)
+    data = b"0123456789abcdef"
+    tmp = fsutil.write_temp(tmp_path, data)
+    assert tmp.read_bytes() == data
+    log = tmp_path / "log"
+    assert fsutil.append_durable(log, b"first\n") == 0
+    assert fsutil.append_durable(log, data) == 6
+    assert log.read_bytes() == b"first\n" + data
+    assert len(calls) > 3 + 2 + 6  # the writes really were short, and each was continued

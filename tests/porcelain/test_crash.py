@@ -178,7 +178,8 @@ COMPACTION_KILLS = 12
 @pytest.mark.slow
 def test_kill_9_while_compacting_loses_no_acknowledged_turn(tmp_path: Path) -> None:
     """A 300-token window makes the cascade compact every few turns, so kills land mid-compaction too:
-    every acknowledged turn's commit stays in the log with its blob, and fsck finds only torn tails."""
+    every acknowledged turn's commit stays in the log with its blob, and fsck finds only what a crash
+    may leave and the log derives: a torn tail, or a checkpoint ref not yet created after its commit."""
     from helpers.fork_appender import SMALL
     from sessionstore.accounting.settings import Settings
     from sessionstore.plumbing import codec
@@ -196,7 +197,8 @@ def test_kill_9_while_compacting_loses_no_acknowledged_turn(tmp_path: Path) -> N
             acked += [(seq, rnd, i) for seq, i in victim]
             if rnd % 4 == 0:  # fsck reads every blob: a sample of the rounds keeps the test short
                 problems = store.fsck().problems
-                assert all("torn last line" in p for p in problems), problems
+                derivable = ("torn last line", "is missing; `session fsck --repair` recreates it")
+                assert all(any(d in p for d in derivable) for p in problems), problems
             store.session("crash")  # loads from its newest checkpoint
     finally:
         server.stdin.close()

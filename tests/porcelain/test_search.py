@@ -155,5 +155,6 @@ def test_required_literals_are_conservative() -> None:
     from sessionstore.porcelain.search import required_literal
 
     cases = {"error": "error", r"def \w+\(": "def ", "colou?r": "colo", "a|b": "", r"x\(y": "x(y", 'a"b': ""}
+    cases |= {"abc+de": "abc", r"x\(+yz": "x(", "a+bcd": "bcd"}  # a `+` ends the run after its one copy
     assert {p: required_literal(p) for p in cases} == cases
     assert Query.compile("Kiss", ignore_case=True).literal == b""  # K, i, s fold to non-ASCII letters

@@ -263,8 +263,8 @@ def checkout(store: SessionStore, rev: str, *, fmt: str | None = None) -> int:
         # `session checkout NAME` (git's "switch to it") or a repeated checkout: a commit would add nothing
         if fmt == "json":
             print_json({"changed": False, "head": head.to_json(), "target": target.to_json()})
-        else:
-            where = f"{short_id(target.id)} ({target.session}@{target.seq})"
+            return 0
+        where = f"{short_id(target.id)} ({target.session}@{target.seq})"
         click.echo(f"{target.session}: already at {where}; nothing changed")
         return 0
     session = store.session(target.session, create=False)

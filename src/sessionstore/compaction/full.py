@@ -22,7 +22,7 @@ from pydantic_ai.models import Model
 
 from sessionstore.accounting.settings import Settings
 from sessionstore.accounting.tokens import estimate_message
-from sessionstore.compaction.summarizer import summarize, summarize_async
+from sessionstore.compaction.summarizer import summarize
 from sessionstore.compaction.turns import (
     Tail,
     choose_tail,
@@ -37,7 +37,6 @@ __all__ = [
     "SUMMARY_SHARE",
     "FullResult",
     "full_compact",
-    "full_compact_async",
     "split_point",
     "summary_budget",
     "summary_message",
@@ -134,30 +133,6 @@ def full_compact(
     tail = split_point(history, sizes, min(settings.keep_recent_tokens, full_level // 2))
     budget = summary_budget(settings, full_level)
     summary = summarize(
-        history[: tail.start],
-        settings=settings,
-        focus=focus,
-        model=model,
-        max_tokens=budget,
-        later=tail.messages(history),
-    )
-    return _result(history, sizes, tail, summary)
-
-
-async def full_compact_async(
-    history: Sequence[ModelMessage],
-    sizes: Sequence[int],
-    *,
-    settings: Settings,
-    full_level: int,
-    focus: str | None = None,
-    model: Model | str | None = None,
-) -> FullResult:
-    """Async twin of `full_compact` (the summary model is awaited, not run on a nested loop)."""
-    _check(history, sizes)
-    tail = split_point(history, sizes, min(settings.keep_recent_tokens, full_level // 2))
-    budget = summary_budget(settings, full_level)
-    summary = await summarize_async(
         history[: tail.start],
         settings=settings,
         focus=focus,

@@ -12,7 +12,6 @@ against the same extraction (check.py): every constraint or bound value it dropp
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage
@@ -26,7 +25,7 @@ from sessionstore.compaction.skeleton import SKELETON, validate_summary
 from sessionstore.compaction.text import render_transcript
 from sessionstore.errors import CompactionError
 
-__all__ = ["EXTRACTIVE", "SYSTEM_PROMPT", "build_prompt", "retry_prompt", "summarize", "summarize_async"]
+__all__ = ["EXTRACTIVE", "SYSTEM_PROMPT", "build_prompt", "retry_prompt", "summarize"]
 
 EXTRACTIVE = "extractive"
 
@@ -132,7 +131,7 @@ def summarize(
     max_tokens: int | None = None,
     later: Sequence[ModelMessage] = (),
 ) -> str:
-    """A validated, checked skeleton summary of `messages` (sync). `model` overrides `settings.model`;
+    """A validated, checked skeleton summary of `messages`. `model` overrides `settings.model`;
     `max_tokens` (default `settings.summary_max_tokens`) bounds it; `later` (the verbatim tail) is read
     only so that values it corrects are not required (nor re-added) as current."""
     chosen = _resolve(settings, model)
@@ -147,38 +146,6 @@ def summarize(
     for _attempt in range(2):
         try:
             result = agent.run_sync(prompt, message_history=history or None)
-        except Exception as err:  # any provider/network/validation failure fails the tier cleanly
-            raise _fail(chosen, err) from err
-        text = _clean(result.output)
-        problems = validate_summary(text)
-        if not problems:
-            return complete(text, items)
-        history, prompt = result.all_messages(), retry_prompt(problems)
-    raise _invalid(chosen, problems)
-
-
-async def summarize_async(
-    messages: Sequence[ModelMessage],
-    *,
-    settings: Settings,
-    focus: str | None = None,
-    model: Model | str | None = None,
-    max_tokens: int | None = None,
-    later: Sequence[ModelMessage] = (),
-) -> str:
-    """A validated, checked skeleton summary of `messages` (async twin of `summarize`)."""
-    chosen = _resolve(settings, model)
-    limit = max_tokens or settings.summary_max_tokens
-    if chosen == EXTRACTIVE:
-        return summarize_extractive(messages, focus=focus, max_tokens=limit, later=later)
-    agent = _agent(chosen)
-    history: list[Any] = []
-    items = collect(messages, later)
-    prompt = build_prompt(messages, focus, items=items, max_tokens=limit)
-    problems: list[str] = []
-    for _attempt in range(2):
-        try:
-            result = await agent.run(prompt, message_history=history or None)
         except Exception as err:  # any provider/network/validation failure fails the tier cleanly
             raise _fail(chosen, err) from err
         text = _clean(result.output)

@@ -92,6 +92,14 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _write_synced(fd: int, data: bytes) -> None:
+    """Write all of `data` to `fd` (os.write may write less than asked) and fdatasync it."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    _datasync(fd)
+
+
 def write_temp(directory: Path, data: bytes, *, prefix: str = ".tmp-") -> Path:
     """Write `data` to a fresh, fsynced temp file in `directory` and return its path."""
     import secrets  # writers only: read-only commands never pay for it
@@ -104,10 +112,7 @@ def write_temp(directory: Path, data: bytes, *, prefix: str = ".tmp-") -> Path:
         except FileExistsError:
             continue
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        _datasync(fd)
+        _write_synced(fd, data)
     except BaseException:
         os.close(fd)
         os.unlink(name)
@@ -165,10 +170,7 @@ def append_durable(path: Path, data: bytes) -> int:
     try:
         offset = os.fstat(fd).st_size
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            _datasync(fd)
+            _write_synced(fd, data)
         except BaseException:
             os.ftruncate(fd, offset)
             raise

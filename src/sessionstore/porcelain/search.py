@@ -154,6 +154,11 @@ def required_literal(pattern: str) -> str:
             runs.append("".join(run))
             run.clear()
 
+    def keep(char: str, following: str) -> None:
+        run.append(char)
+        if following == "+":  # `a+` requires one `a`, but what follows need not be next to it
+            cut()
+
     while i < len(pattern):
         ch = pattern[i]
         nxt = pattern[i + 1] if i + 1 < len(pattern) else ""
@@ -164,9 +169,7 @@ def required_literal(pattern: str) -> str:
             if literal is None or depth or after in _OPTIONAL:
                 cut()
             else:
-                run.append(literal)
-                if after == "+":
-                    cut()
+                keep(literal, after)
             continue
         if ch in "([":
             cut()
@@ -181,9 +184,7 @@ def required_literal(pattern: str) -> str:
         elif ch in _META or depth or nxt in _OPTIONAL:
             cut()
         else:
-            run.append(ch)
-            if nxt == "+":
-                cut()
+            keep(ch, nxt)
         i += 1
     cut()
     safe = [r for r in runs if not set(r) & _UNSAFE]
