@@ -18,9 +18,10 @@ special token is counted as text):
 that extra is installed, else `tiktoken`. A backend that cannot load falls back to the other, and with
 neither, estimates are characters/4 (one warning): an estimate never crashes an append.
 
-Loading: `preload()` starts the load on a daemon thread (the stores call it when they open), so a
-process's first append usually finds the table ready; `count` waits for a load in progress rather than
-starting a second one. Importing this module loads nothing.
+Loading: the stores load it on their warm-up thread when they open (`accounting.tokens.preload`,
+which calls `backend()` after the serializers); `preload()` starts a load on a thread of its own.
+`count` waits for a load in progress rather than starting a second one. Importing this module loads
+nothing.
 
 Cache: `count` remembers the counts of texts of at least `CACHE_MIN_CHARS` characters, keyed by the text
 itself (its hash is its content), so content that is counted again (an instruction block carried by

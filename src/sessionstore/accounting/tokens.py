@@ -73,19 +73,20 @@ _warm_lock = threading.Lock()
 
 
 def preload(*also: Callable[[], object]) -> None:
-    """Start loading, on daemon threads, what a process's first write would otherwise wait for.
+    """Start loading, on a daemon thread, what a process's first write would otherwise wait for.
 
-    The tokenizer's table (`tokenizer.preload`, its own thread), pydantic's message serializers
-    (`codec.warm_up`), then each of `also` (a store's own lazy imports and serializers), in that
-    order on one thread. Each runs once per process, however often and from however many stores this
-    is called. A write that arrives meanwhile does whatever is left itself: imports and pydantic's
-    schema builds wait on their own locks, so nothing runs twice and nothing is half-built. A
-    warm-up that fails is ignored: the write that needs the same thing reports the error. Both
-    stores call this when they open (`SessionStore.open`, `FileConversationStore`).
+    Each of `also` (a store's own lazy imports and serializers), pydantic's message serializers
+    (`codec.warm_up`), then the tokenizer's table (`tokenizer.backend`), in that order on one thread:
+    the order a first write needs them, so a write that arrives meanwhile waits for each in turn
+    (imports, the adapter build and the tokenizer load each take a lock: nothing runs twice, nothing
+    is half-built). One thread rather than one each: measured in benchmarks/bench_perf.py, threads
+    competing for the GIL made a write 300 ms after open wait 40-60 ms instead of ~10 ms. Each step
+    runs once per process, however often and from however many stores this is called. A step that
+    fails is ignored: the write that needs the same thing reports the error. Both stores call this
+    when they open (`SessionStore.open`, `FileConversationStore`).
     """
-    tokenizer.preload()
     with _warm_lock:
-        todo = [fn for fn in (codec.warm_up, *also) if fn not in _warmed]
+        todo = [fn for fn in (*also, codec.warm_up, tokenizer.backend) if fn not in _warmed]
         _warmed.update(todo)
         if not todo:
             return
