@@ -6,6 +6,7 @@ first blobs of sessions that changed since, never pydantic-ai (a subprocess test
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -141,13 +142,14 @@ def list_sessions(store: SessionStore, *, fmt: str | None = None) -> int:
     readings = commit_gauges([info.head for info in infos], store.settings)
     named = titled(store)
     paint = painter()
+    now = datetime.now(UTC)
     rows = [
         (
             _cut(info.name, NAME_WIDTH),
             plural(info.count, "msg"),
             f"{reading.glyph} {reading.percent}%",
             plural(info.checkpoints, "checkpoint") if info.checkpoints else "",
-            relative_time(info.head.time) if info.head else "empty",
+            relative_time(info.head.time, now) if info.head else "empty",
         )
         for info, reading in zip(infos, readings, strict=True)
     ]

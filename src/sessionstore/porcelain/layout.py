@@ -327,7 +327,8 @@ class HeadsCache:
         except FileNotFoundError:
             with_refs = set()
         out = []
-        for name, st in _log_stats(layout):
+        changed = False
+        for name, st in _log_stats(layout, known=old):
             now = time.time_ns()
             key = [st.st_size, st.st_mtime_ns, st.st_ino]
             refs = _refs_key(layout, name) if name in with_refs else None
@@ -347,10 +348,15 @@ class HeadsCache:
                 continue  # read again next time
             if refs is not None and now - refs[0] < _RACY_NS:
                 refs = None  # its count is not cached yet
-            fields = entry[1] if hit else ({k: getattr(head, k) for k in _FIELDS} if head else None)
             kept = title if derive is not None else (entry[4] if hit else None)
-            new[name] = [key, fields, refs, checkpoints if refs is not None else None, kept]
-        if new != old:
+            counted = checkpoints if refs is not None else None
+            if hit and entry[2] == refs and entry[3] == counted and entry[4] == kept:
+                new[name] = entry  # unchanged: no copy, and no deep comparison at the end
+                continue
+            fields = entry[1] if hit else ({k: getattr(head, k) for k in _FIELDS} if head else None)
+            new[name] = [key, fields, refs, counted, kept]
+            changed = True
+        if changed or len(new) != len(old):
             with suppress(OSError, SessionStoreError):  # a read-only store still lists
                 self.save(new)
         return out
@@ -408,16 +414,22 @@ def _cached_head(entry: Any, key: list[int], name: str, *, need_title: bool) -> 
         return False, None
 
 
-def _log_stats(layout: StoreLayout) -> list[tuple[str, os.stat_result]]:
+def _log_stats(
+    layout: StoreLayout, known: Mapping[str, Any] | None = None
+) -> list[tuple[str, os.stat_result]]:
     """(name, stat) of every session log, sorted by name: exactly what `sessions` lists (a linked
-    log among them is refused when `head` reads it)."""
+    log among them is refused when `head` reads it). Names in `known` (the cache's, each checked
+    when it was cached) skip the name check."""
     check_store_dir(layout.logs_dir)
+    known = known or {}
     try:
         with os.scandir(layout.logs_dir) as entries:
             found = [
                 (e.name[:-6], e.stat())
                 for e in entries
-                if e.name.endswith(".jsonl") and is_valid_name(e.name[:-6]) and e.is_file()
+                if e.name.endswith(".jsonl")
+                and (e.name[:-6] in known or is_valid_name(e.name[:-6]))
+                and e.is_file()
             ]
     except FileNotFoundError:
         return []
