@@ -558,7 +558,7 @@ def main() -> None:
         steps: list[tuple[str, Callable[[], None]]] = [
             ("backends", lambda: bench_backends(3 if quick else 5)),
             ("append", lambda: bench_append(work, turns, 2 if quick else 5)),
-            ("cold", lambda: bench_cold(work, 3 if quick else 5)),
+            ("cold", lambda: bench_cold(work, 3 if quick else 4)),
             ("micro", lambda: bench_micro(turns, 10_000)),
             ("log", lambda: bench_log(work, turns, 2_000 if quick else 6_666, 5 if quick else 9)),
             ("list", lambda: bench_list(work, scale[:2] if quick else scale, 7)),

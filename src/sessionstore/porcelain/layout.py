@@ -357,7 +357,7 @@ class HeadsCache:
             new[name] = [key, fields, refs, counted, kept]
             changed = True
         if changed or len(new) != len(old):
-            with suppress(OSError, SessionStoreError):  # a read-only store still lists
+            with suppress(OSError, SessionStoreError, TypeError):  # a read-only store still lists
                 self.save(new)
         return out
 
