@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..accounting.settings import Settings
-from ..accounting.tokens import preload
 from ..plumbing.logs import Commit
 from ..plumbing.names import check_name
 from .layout import DEFAULT_DIRNAME, FORMAT_VERSION, SessionInfo, StoreLayout, default_root, load_settings
@@ -65,6 +64,8 @@ class SessionStore(StoreLayout):
         if settings is None:
             settings = load_settings(root, overrides=overrides)
         if warm:
+            from ..accounting.tokens import preload  # lazily: `warm=False` (the CLI) never imports it
+
             preload(_warm_session_writes)
         return cls(root, settings)
 
