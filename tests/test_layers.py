@@ -203,6 +203,7 @@ PORCELAIN_FLOORS = {
     "layout": 0,
     "gauge": 0,
     "writer": 1,
+    "heads": 1,
     "staging": 1,
     "splitting": 1,
     "revisions": 1,

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import UnknownRevision
 from ..plumbing.logs import Commit
 from ..plumbing.names import is_valid_name
-from . import revisions
+from . import heads, revisions
 
 if TYPE_CHECKING:
     from .layout import StoreLayout as SessionStore
@@ -60,7 +60,7 @@ def session_named(store: SessionStore, text: str) -> str | None:
         if len(fits) > 1:
             shown = ", ".join(repr(n) for n in fits[:5])
             raise UnknownRevision(f"{text!r} starts several session names ({shown}): give more of it")
-    for info in store.infos():
+    for info in heads.infos(store):
         record = conversation_of(info.head)
         if record is not None and record.get("conversation_id") == text:
             return info.name

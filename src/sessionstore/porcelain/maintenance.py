@@ -28,7 +28,7 @@ from ..plumbing.fsutil import check_store_dir
 from ..plumbing.locks import gc_exclusive
 from ..plumbing.logs import Commit, MergeConflictError
 from . import splitting
-from .layout import HEADS_FILE, HeadsCache
+from .heads import HEADS_FILE, HeadsCache
 from .staging import leftover_imports, remove_leftover_import
 
 if TYPE_CHECKING:

@@ -14,9 +14,12 @@ from typing import TYPE_CHECKING, Any
 from ..accounting.settings import Settings
 from ..plumbing.logs import Commit
 from ..plumbing.names import check_name
+from . import heads
 from .layout import DEFAULT_DIRNAME, FORMAT_VERSION, SessionInfo, StoreLayout, default_root, load_settings
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .maintenance import FsckReport, GcReport
     from .session import Session
 
@@ -68,6 +71,11 @@ class SessionStore(StoreLayout):
 
             preload(_warm_session_writes)
         return cls(root, settings)
+
+    def infos(self, derive: Callable[[StoreLayout, str], str] | None = None) -> list[SessionInfo]:
+        """Every session's `info`, sorted by name (with `derive`'s value as `title`): the heads cache
+        (`heads.infos`) reads only the logs that changed since it last looked."""
+        return heads.infos(self, derive)
 
     def session(self, name: str, *, create: bool = True) -> Session:
         """Open session `name` (its replayed history), creating an empty one when `create`."""

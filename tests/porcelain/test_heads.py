@@ -14,7 +14,8 @@ import pytest
 
 from helpers.messages import tagged_turn
 from sessionstore.plumbing.logs import Log
-from sessionstore.porcelain.layout import HEADS_FILE, HeadsCache, SessionInfo
+from sessionstore.porcelain.heads import HEADS_FILE, HeadsCache
+from sessionstore.porcelain.layout import SessionInfo
 from sessionstore.porcelain.naming import derived_title
 from sessionstore.porcelain.store import SessionStore
 
