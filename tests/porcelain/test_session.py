@@ -98,7 +98,8 @@ def _nth_call_fails(n: int, real: Callable[..., Any]) -> Callable[..., Any]:
 
 
 FAILURES: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
-    "encode": lambda mp: mp.setattr(codec, "encode", _raise),
+    "encode": lambda mp: mp.setattr(codec, "encode_unchecked", _raise),
+    "read-back check": lambda mp: mp.setattr(codec, "check_decodable", _raise),
     "token estimate": lambda mp: mp.setattr(writer_mod, "estimate_messages", _raise),
     "blob write": lambda mp: mp.setattr(objects.ObjectStore, "write", _raise),
     "blob fsync": lambda mp: mp.setattr(fsutil, "_datasync", _nth_call_fails(1, fsutil._datasync)),

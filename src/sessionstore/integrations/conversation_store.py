@@ -138,7 +138,7 @@ class FileConversationStore(ConversationStore):
         self.store = (
             path
             if isinstance(path, SessionStore)
-            else SessionStore.open(path, create=create, settings=settings)
+            else SessionStore.open(path, create=create, settings=settings, warm=False)  # warm_up below
         )
         self._logs: dict[str, ConversationLog] = {}
         self._mutex = threading.Lock()
@@ -330,7 +330,9 @@ class FileConversationStore(ConversationStore):
             return "turn", None, {"sizes": []}, count, tokens
         messages = [entry.message for entry in new]
         # The blob's two syncs and tiktoken both release the GIL: estimate while the blob is written.
-        writing = self.store.objects.write_in_background(codec.encode(messages))
+        writing = self.store.objects.write_in_background(
+            codec.encode_unchecked(messages), codec.check_decodable
+        )
         sizes = estimate_messages(messages)
         blob = writing.result()
         fields = {"sizes": sizes, IDS: [entry.id for entry in new], AFTER: previous}

@@ -59,12 +59,18 @@ def encode(messages: Sequence[ModelMessage]) -> bytes:
     `UnreadableMessages` says why, and nothing has been written. It costs one validation of the new
     messages (about 100 us for a four-message turn), against the milliseconds of the fsyncs.
     """
-    try:
-        blob = b"".join(_dumps(obj) + b"\n" for obj in to_jsonable(messages))
-    except ValueError as err:  # pydantic-core: "Maximum serialization depth exceeded"
-        raise UnreadableMessages(_why(str(err))) from None
+    blob = encode_unchecked(messages)
     check_decodable(blob)
     return blob
+
+
+def encode_unchecked(messages: Sequence[ModelMessage]) -> bytes:
+    """`encode` without the read-back: for a writer that runs `check_decodable` itself before the
+    blob is written (the session writer does it on the blob's thread, beside the token estimate)."""
+    try:
+        return b"".join(_dumps(obj) + b"\n" for obj in to_jsonable(messages))
+    except ValueError as err:  # pydantic-core: "Maximum serialization depth exceeded"
+        raise UnreadableMessages(_why(str(err))) from None
 
 
 def check_decodable(blob: bytes) -> None:

@@ -117,14 +117,23 @@ class ObjectStore:
         fsync_dir(fan)
         return oid
 
-    def write_in_background(self, data: bytes) -> Future[str]:
+    def write_in_background(self, data: bytes, check: Callable[[bytes], None] | None = None) -> Future[str]:
         """`write(data)` on a worker thread; the id arrives through the future.
 
         A write is mostly waiting on fsync, which releases the GIL, so a caller can tokenize the same
         turn meanwhile (tiktoken releases it too): an append then costs the longer of the two, not the
         sum. One worker per process: writes are durable one by one, as the caller awaits each.
+        `check(data)`, when given, runs on the worker first: if it raises, nothing is written and the
+        future carries its error.
         """
-        return _writer().submit(self.write, data)
+        if check is None:
+            return _writer().submit(self.write, data)
+
+        def checked() -> str:
+            check(data)
+            return self.write(data)
+
+        return _writer().submit(checked)
 
     def read(self, oid: str) -> bytes:
         """The bytes of `oid`, verified against the name; `CorruptObjectError` names a bad object."""

@@ -249,8 +249,10 @@ class Lockstep:
         self.check_writable()
         new = check_messages(messages)
         stored_usage = usage_dict(usage)  # refused before the blob is written, not after
-        writing = self.store.objects.write_in_background(codec.encode(new))
-        sizes = estimate_messages(new)  # tokenize while the blob is written and synced
+        # The blob is read back (decode before commit) and written on the blob's thread while this
+        # one tokenizes the turn: an unreadable turn is refused there, before anything is written.
+        writing = self.store.objects.write_in_background(codec.encode_unchecked(new), codec.check_decodable)
+        sizes = estimate_messages(new)  # tokenize while the blob is checked, written and synced
         oid = writing.result()
         fields: dict[str, Any] = {"sizes": sizes, **(extra or {})}
         if self.sent_elided is not None and self.sent_elided[0] == self.head_id and self.sent_elided[1] > 0:
