@@ -203,3 +203,20 @@ def test_as_dict_is_json_ready(tmp_path: Path) -> None:
     d = load(tmp_path, protected_tools=["bash"]).as_dict()
     assert d["protected_tools"] == ["bash"]
     assert list(d) == list(settings_mod._SPECS)
+
+
+def test_a_pyproject_is_parsed_once_and_an_edit_is_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tomllib
+
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text("[tool.sessionstore]\ncontext_window_tokens = 4000\n")
+    parses = []
+    real = tomllib.load
+    monkeypatch.setattr(tomllib, "load", lambda f: parses.append(1) or real(f))
+    first = Settings.load(start=tmp_path, env={})
+    assert Settings.load(start=tmp_path, env={}) == first and first.context_window_tokens == 4000
+    assert len(parses) == 1  # the second open reused the parsed table
+    pyproject.write_text("[tool.sessionstore]\ncontext_window_tokens = 8000\n")  # another size: an edit
+    assert Settings.load(start=tmp_path, env={}).context_window_tokens == 8000 and len(parses) == 2

@@ -245,7 +245,20 @@ def find_pyproject(start: Path) -> Path | None:
     return None
 
 
+_tables: dict[Path, tuple[tuple[int, int, int], dict[str, Any]]] = {}
+"""`[tool.sessionstore]` per pyproject.toml, keyed by the file's (size, mtime_ns, inode): a process
+that opens many stores (a server, resuming sessions) parses each file once, and an edit is seen."""
+
+
 def _read_table(pyproject: Path) -> dict[str, Any]:
+    try:
+        st = pyproject.stat()
+    except OSError as err:
+        raise SettingsError(f"cannot read {pyproject}: {err}; fix the file or its permissions") from None
+    key = (st.st_size, st.st_mtime_ns, st.st_ino)
+    cached = _tables.get(pyproject)
+    if cached is not None and cached[0] == key:
+        return dict(cached[1])
     import tomllib  # only when a pyproject.toml is found: keeps CLI start-up lean
 
     try:
@@ -256,4 +269,5 @@ def _read_table(pyproject: Path) -> dict[str, Any]:
     table = data.get("tool", {}).get("sessionstore", {})
     if not isinstance(table, dict):
         raise SettingsError(f"[tool.sessionstore] in {pyproject} must be a table, not {type(table).__name__}")
-    return table
+    _tables[pyproject] = (key, table)
+    return dict(table)
