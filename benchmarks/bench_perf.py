@@ -38,8 +38,9 @@ from sessionstore.accounting import tokenizer
 from sessionstore.accounting.settings import Settings
 from sessionstore.accounting.tokens import estimate_messages
 from sessionstore.compaction.micro import MicroState, microcompact
-from sessionstore.plumbing import fsutil
-from sessionstore.porcelain.layout import HEADS_FILE
+from sessionstore.plumbing import codec, fsutil
+from sessionstore.plumbing.objects import ObjectStore
+from sessionstore.porcelain.heads import HEADS_FILE
 from sessionstore.porcelain.store import SessionStore
 
 HEADING = "## Performance (issue 16)"
@@ -199,7 +200,19 @@ def bench_append(work: Path, turns: list[list[Any]], rounds: int) -> None:
         cstore = FileConversationStore(work / f"save-{backend}")
         conversation = Conversation(conversation_id="c")
         raw = work / f"raw-{backend}.jsonl"
-        res: dict[str, list[float]] = {k: [] for k in ("raw", "append cold", "append warm", "save cold")}
+        res: dict[str, list[float]] = {
+            k: [] for k in ("raw", "floor", "append cold", "append warm", "save cold")
+        }
+        floor_objects = ObjectStore(work / f"floor-{backend}")
+        floor_log = work / f"floor-{backend}.jsonl"
+
+        def floor(turn: list[Any], objects: ObjectStore = floor_objects, log: Path = floor_log) -> None:
+            """The durability protocol alone, on the same bytes: the blob (temp, fdatasync, link, fsync
+            of its directory), then one line appended and fdatasynced; no encode check, no estimate."""
+            data = codec.encode_unchecked(turn)
+            oid = objects.write(data)
+            fsutil.append_durable(log, b'{"blob":"%s"}\n' % oid.encode())
+
         k = 0
 
         loop = asyncio.new_event_loop()  # one loop for every save, as a server has
@@ -217,6 +230,7 @@ def bench_append(work: Path, turns: list[list[Any]], rounds: int) -> None:
                 res["raw"].append(
                     timed(lambda t=copy_turn(turn, k), r=raw: baseline_append(r, t, tokens=False))
                 )
+                res["floor"].append(timed(lambda t=copy_turn(turn, k + 2 * 10**6): floor(t)))
                 tokenizer.clear_cache()
                 res["append cold"].append(
                     timed(lambda t=copy_turn(turn, k), s=session: s.append(t, compact=False))
@@ -229,6 +243,11 @@ def bench_append(work: Path, turns: list[list[Any]], rounds: int) -> None:
         loop.close()
         base = statistics.median(res["raw"])
         row(f"[{backend}] raw: serialize + one append + fdatasync of the same bytes", spread(res["raw"]))
+        row(
+            f"[{backend}] the store's durability protocol alone (blob: temp, fdatasync, link, directory "
+            "fsync; then the line: append, fdatasync) vs raw",
+            f"{spread(res['floor'])}: {statistics.median(res['floor']) / base:.2f}× (under every append)",
+        )
         for label, limit in (("append cold", 3.0), ("append warm", 3.0), ("save cold", 3.0)):
             name = {"append cold": "Session.append, cold cache", "append warm": "Session.append, warm cache",
                     "save cold": "FileConversationStore.save, cold cache"}[label]  # fmt: skip
