@@ -6,6 +6,8 @@ import ast
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
 from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.usage import RequestUsage
@@ -313,3 +315,22 @@ def _warning_for(model: str, monkeypatch: pytest.MonkeyPatch, settings: Settings
     with pytest.warns(UserWarning) as caught:
         resolve_window(model, settings)
     return str(caught[0].message)
+
+
+@given(
+    st.lists(st.tuples(st.booleans(), st.integers(0, 5000), st.integers(0, 300)), max_size=12),
+    st.integers(0, 12),
+)
+def test_a_known_local_total_measures_the_same_as_summing(
+    shape: list[tuple[bool, int, int]], reset: int
+) -> None:
+    """`local=` (the head's recorded total, which keeps a turn O(turn)) never changes a measurement."""
+    history = [resp(used, 1) if is_response else req() for is_response, used, _ in shape]
+    sizes = [size for _, _, size in shape]
+    assert measure(history, sizes, reset_at=reset, local=sum(sizes)) == measure(
+        history, sizes, reset_at=reset
+    )
+    a, b = Meter(reset_at=reset), Meter(reset_at=reset)
+    assert a.succeeded(history, sizes, local=sum(sizes)) == b.succeeded(history, sizes)
+    assert a.failed(history, sizes, local=sum(sizes)) == b.failed(history, sizes)
+    assert a.reset(history, sizes, local=sum(sizes)) == b.reset(history, sizes)

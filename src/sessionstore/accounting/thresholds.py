@@ -228,8 +228,12 @@ def measure(
     last_usage: Any = None,
     *,
     reset_at: int = 0,
+    local: int | None = None,
 ) -> Measurement:
     """Measure `history` (with its per-message local `sizes`) for the triggers.
+
+    `local`: `sum(sizes)` when the caller already knows it (a session's head records it), so a
+    measurement after each turn costs O(messages since the newest response), not O(history).
 
     The newest `ModelResponse` at or after `reset_at` anchors the measurement when it carries usage
     (`last_usage`, if given, stands in for that response's own usage): its input + output plus the sizes
@@ -239,7 +243,8 @@ def measure(
     """
     if len(sizes) != len(history):
         raise ValueError(f"sizes has {len(sizes)} entries for {len(history)} messages")
-    local = sum(sizes)
+    if local is None:
+        local = sum(sizes)
     for index in range(len(history) - 1, max(reset_at, 0) - 1, -1):
         if history[index].kind != "response":
             continue
@@ -273,16 +278,24 @@ class Meter:
     reset_at: int = 0
 
     def succeeded(
-        self, history: Sequence[ModelMessage], sizes: Sequence[int], last_usage: Any = None
+        self,
+        history: Sequence[ModelMessage],
+        sizes: Sequence[int],
+        last_usage: Any = None,
+        *,
+        local: int | None = None,
     ) -> Measurement:
-        """A success measures what was actually sent (or invalidates, if its response has no usage)."""
-        self.current = measure(history, sizes, last_usage, reset_at=self.reset_at)
+        """A success measures what was actually sent (or invalidates, if its response has no usage).
+        `local`, here and below: `sum(sizes)` when the caller knows it (see `measure`)."""
+        self.current = measure(history, sizes, last_usage, reset_at=self.reset_at, local=local)
         return self.current
 
-    def failed(self, history: Sequence[ModelMessage], sizes: Sequence[int]) -> Measurement:
+    def failed(
+        self, history: Sequence[ModelMessage], sizes: Sequence[int], *, local: int | None = None
+    ) -> Measurement:
         """A failed request keeps the previous anchor; messages appended since still count locally."""
         previous = self.current
-        local = sum(sizes)
+        local = sum(sizes) if local is None else local
         if previous is None or previous.anchor is None or previous.anchor >= len(history):
             self.current = Measurement(tokens=local, local=local)
         else:
@@ -295,9 +308,11 @@ class Meter:
             )
         return self.current
 
-    def reset(self, history: Sequence[ModelMessage], sizes: Sequence[int]) -> Measurement:
+    def reset(
+        self, history: Sequence[ModelMessage], sizes: Sequence[int], *, local: int | None = None
+    ) -> Measurement:
         """History replaced: responses before this point no longer measure anything; local decides."""
         self.reset_at = len(history)
-        local = sum(sizes)
+        local = sum(sizes) if local is None else local
         self.current = Measurement(tokens=local, local=local)
         return self.current

@@ -196,7 +196,7 @@ class Lockstep:
     def measurement(self) -> Measurement:
         """What the triggers compare (DESIGN §6): the measured prefix, or the local estimate."""
         if self._meter.current is None:
-            return self._meter.reset(self._history, self._sizes)
+            return self._meter.reset(self._history, self._sizes, local=self.tokens)
         return self._meter.current
 
     @property
@@ -207,7 +207,7 @@ class Lockstep:
     def measure_after_turn(self) -> None:
         """Refresh the measurement from the newest response, adding back what tier 1 elided from the
         view that request sent (its usage measured the blanked view, not the stored history)."""
-        m = self._meter.succeeded(self._history, self._sizes)
+        m = self._meter.succeeded(self._history, self._sizes, local=self.tokens)
         elided = self._head.extra.get("elided", 0) if self._head else 0
         if m.anchor is not None and elided and m.anchor >= len(self._history) - len(self._head.sizes):
             self._meter.current = Measurement(
@@ -219,7 +219,7 @@ class Lockstep:
 
     def record_failure(self) -> None:
         """A model request failed: keep the previous measurement (DESIGN §6 refresh rules)."""
-        self._meter.failed(self._history, self._sizes)
+        self._meter.failed(self._history, self._sizes, local=self.tokens)
 
     def note_sent(self, elided: int) -> None:
         """Record that the view about to be sent had `elided` tokens of tool output blanked: the
@@ -364,12 +364,12 @@ class Lockstep:
         )  # fmt: skip
         if reset is not None:
             self._history, self._sizes = list(reset), list(added_sizes)
-            self._meter.reset(self._history, self._sizes)
+            self._meter.reset(self._history, self._sizes, local=tokens)
         else:
             self._history.extend(added)
             self._sizes.extend(added_sizes)
             if kind == "import":
-                self._meter.reset(self._history, self._sizes)
+                self._meter.reset(self._history, self._sizes, local=tokens)
         self.sent_elided = None
         self._head = commit
         return commit
