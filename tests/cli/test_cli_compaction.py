@@ -49,7 +49,8 @@ def test_compact_on_a_busy_session_changes_nothing(tmp_path: Path) -> None:
     assert run("demo", "--name", "d", store=store)[0] == 0
     log = (store / "logs" / "d.jsonl").read_bytes()
     hold = (
-        "import sys, time, filelock; held = filelock.FileLock(sys.argv[1]); held.acquire(); "
+        "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
+        "fcntl.flock(fd, fcntl.LOCK_EX); "
         "print('held', flush=True); time.sleep(30)"
     )
     lock = str(store / "locks" / "d.lock")

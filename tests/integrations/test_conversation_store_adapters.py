@@ -128,7 +128,7 @@ def test_opening_the_store_warms_up_in_the_background(tmp_path: Path) -> None:
         "from sessionstore.integrations.conversation_records import record_adapter\n"
         "assert record_adapter.cache_info().currsize == 1  # the record serializer is built\n"
         "assert tokenizer._loaded and tokenizer._counter is not None\n"
-        "assert 'filelock' in sys.modules and not failed, failed\n"
+        "assert 'sessionstore.plumbing.locks' in sys.modules and not failed, failed\n"
         "assert not tokens.preload_errors, tokens.preload_errors\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

@@ -147,3 +147,14 @@ def test_the_holder_record_is_rewritten_in_place_and_read_back(tmp_path) -> None
     data = (tmp_path / "s.holder").read_bytes()
     assert data[:128].rstrip().split(b" ", 1)[0] == str(os.getpid()).encode()
     assert data[127:128] == b"\n"
+
+
+def test_a_missing_locks_directory_is_made_as_a_clone_of_a_committed_store_needs(tmp_path) -> None:
+    from sessionstore.plumbing.locks import locked
+
+    locks = tmp_path / "locks"  # git ignores locks/: a clone has none
+    with locked(locks, "s", timeout=1):
+        assert (locks / "s.lock").is_file()
+    with pytest.raises(SessionStoreError, match="cannot lock session 's'.*must be writable"):
+        with locked(tmp_path / "gone" / "locks", "s", timeout=1):
+            pass

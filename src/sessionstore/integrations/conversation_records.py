@@ -84,8 +84,9 @@ def warm_up() -> None:
 def _warm_records() -> None:
     import concurrent.futures  # noqa: F401  (the blob writer's pool)
 
-    import filelock  # noqa: F401  (the session lock)
     from pydantic_ai.conversation_store import ConversationRecord
+
+    from ..plumbing import locks  # noqa: F401  (the session lock)
 
     record_to_json(ConversationRecord(conversation_id="warm-up", head_id=None))
 

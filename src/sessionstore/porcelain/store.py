@@ -31,8 +31,7 @@ def _warm_session_writes() -> None:
     the session module with its writer and cascade, the lock module and the blob writer's pool."""
     import concurrent.futures  # noqa: F401
 
-    import filelock  # noqa: F401
-
+    from ..plumbing import locks  # noqa: F401
     from . import session  # noqa: F401
 
 
