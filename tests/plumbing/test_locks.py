@@ -155,6 +155,7 @@ def test_a_missing_locks_directory_is_made_as_a_clone_of_a_committed_store_needs
     locks = tmp_path / "locks"  # git ignores locks/: a clone has none
     with locked(locks, "s", timeout=1):
         assert (locks / "s.lock").is_file()
-    with pytest.raises(SessionStoreError, match="cannot lock session 's'.*must be writable"):
-        with locked(tmp_path / "gone" / "locks", "s", timeout=1):
-            pass
+    gone = tmp_path / "gone" / "locks"
+    refused = pytest.raises(SessionStoreError, match=r"cannot lock session 's'.*must be writable")
+    with refused, locked(gone, "s", 1):
+        pass
