@@ -93,3 +93,18 @@ def test_imported_sessions_answer_to_their_transcripts_uuid(root: Path) -> None:
     assert run(root, "log", "3FE1B6BC", "--oneline").exit_code == 0
     listed = {r["name"]: r["title"] for r in orjson.loads(run(root, "list", "--json").stdout)}
     assert listed["3fe1b6bc-dbd0-4320-b980-4f147befa187"] == "/bmad:bmm:workflows:create-tech-spec"
+
+
+def test_gc_keeps_a_removed_session_for_its_grace_period_then_says_it_deleted_it(root: Path) -> None:
+    run(root, "rm", "fix-auth")
+    kept = run(root, "gc")  # the default grace: the removal is minutes old
+    assert kept.exit_code == 0 and "trash" not in kept.stdout
+    assert run(root, "rm", "--undo", "fix-auth").exit_code == 0
+    run(root, "rm", "fix-auth")
+    done = run(root, "gc", "--grace", "0")
+    assert done.exit_code == 0
+    assert (
+        "removed 1 trash entry older than 0 days (`session rm --undo` can no longer restore them)"
+        in done.stdout
+    )
+    assert orjson.loads(run(root, "rm", "--list", "--json").stdout) == []

@@ -13,6 +13,7 @@ from helpers.messages import tagged_turn
 from helpers.procs import spawn
 from sessionstore.accounting.settings import Settings
 from sessionstore.errors import LockTimeout, SessionStoreError, UnknownRevision
+from sessionstore.plumbing.logs import Log
 from sessionstore.porcelain import naming
 from sessionstore.porcelain.store import SessionStore
 
@@ -48,16 +49,34 @@ def test_rm_then_undo_gives_back_every_byte(store: SessionStore) -> None:
         naming.undo_remove(store, "fix-auth")
 
 
-def test_rm_leaves_blobs_to_gc_and_undo_refuses_once_gc_took_them(store: SessionStore) -> None:
+def test_rm_keeps_its_blobs_for_the_grace_period_then_gc_deletes_entry_and_blobs(store: SessionStore) -> None:
+    import os
+    import time
+
+    for oid in store.objects:  # blobs written long ago: only the trash entry's age may protect them
+        os.utime(store.objects.path(oid), (time.time() - 30 * 86400,) * 2)
     naming.remove(store, "fix-auth")
     kept = store.gc(grace_days=14)
-    assert kept.removed == [] and kept.kept_young > 0  # unreachable now, but young: still there
+    assert kept.removed == [] and kept.trash_removed == []  # removed just now: undo must still work
     naming.undo_remove(store, "fix-auth")
-    naming.remove(store, "fix-auth")
-    assert store.gc(grace_days=0).removed  # gc ran: the blobs only this session reached are gone
-    with pytest.raises(SessionStoreError, match=r"`session gc` has removed \d+ of its blobs"):
+    assert store.fsck().ok
+    entry = naming.remove(store, "fix-auth")
+    dry = store.gc(grace_days=0, dry_run=True)
+    assert dry.trash_removed == [f"fix-auth.{entry.when}"] and entry.path.is_dir()  # a dry run keeps it
+    done = store.gc(grace_days=0)
+    assert done.removed and done.trash_removed == [f"fix-auth.{entry.when}"] and not entry.path.exists()
+    with pytest.raises(SessionStoreError, match="no removed session 'fix-auth' to restore"):
         naming.undo_remove(store, "fix-auth")
-    assert not store.exists("fix-auth")
+    assert not store.exists("fix-auth") and store.fsck().ok
+
+
+def test_undo_refuses_when_a_blob_it_needs_is_gone(store: SessionStore) -> None:
+    entry = naming.remove(store, "fix-auth")
+    blob = next(c.blob for c in Log(entry.path, "log").scan(since_reset=False)[0] if c.blob)
+    store.objects.path(blob).unlink()  # lost some other way than gc (gc keeps it for the grace period)
+    with pytest.raises(SessionStoreError, match=r"`session gc` has removed 1 of its blobs"):
+        naming.undo_remove(store, "fix-auth")
+    assert not store.exists("fix-auth") and entry.path.is_dir()
 
 
 def test_undo_refuses_when_the_name_is_taken_again(store: SessionStore) -> None:

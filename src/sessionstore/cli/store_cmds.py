@@ -255,17 +255,16 @@ def gc(
     fmt: str | None = None,
 ) -> int:
     """`session gc`: delete unreachable blobs older than `grace_days`; exit 0."""
-    from ..porcelain import maintenance
-
     with progress("collecting garbage") as bar:
-        report = maintenance.gc(
-            store, grace_days=grace_days, dry_run=dry_run, include_committed=include_committed, progress=bar
+        report = store.gc(
+            grace_days=grace_days, dry_run=dry_run, include_committed=include_committed, progress=bar
         )
     if fmt == "json":
         print_json({
             "dry_run": dry_run, "grace_days": grace_days, "removed": report.removed,
             "freed_bytes": report.freed_bytes, "kept_young": report.kept_young,
             "kept_committed": report.kept_committed, "reachable": report.reachable,
+            "trash_removed": report.trash_removed,
         })  # fmt: skip
         return 0
     verb = "would remove" if dry_run else "removed"
@@ -279,6 +278,12 @@ def gc(
         f"kept {number(report.kept_young)} younger than {grace_days:g} days{committed} and "
         f"{number(report.reachable)} reachable"
     )
+    if report.trash_removed:
+        click.echo(
+            f"{verb} {number(len(report.trash_removed))} trash "
+            f"{'entry' if len(report.trash_removed) == 1 else 'entries'} older than {grace_days:g} days "
+            "(`session rm --undo` can no longer restore them)"
+        )
     return 0
 
 

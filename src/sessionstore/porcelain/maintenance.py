@@ -18,15 +18,19 @@ from __future__ import annotations
 
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+import orjson
 
 from ..errors import CorruptObjectError, ImmutableRefError, SessionStoreError
 from ..plumbing.codec import line_count, unreadable_reason
 from ..plumbing.fsutil import check_store_dir
 from ..plumbing.locks import gc_exclusive
 from ..plumbing.logs import Commit, MergeConflictError
+from ..plumbing.objects import is_object_id
 from . import splitting
 from .heads import HEADS_FILE, HeadsCache
 from .staging import leftover_imports, remove_leftover_import
@@ -59,6 +63,9 @@ class GcReport:
     reachable: int = 0
     kept_committed: int = 0
     """Unreachable blobs kept because git tracks them (another clone's fork may reach them)."""
+    trash_removed: list[str] = field(default_factory=list)
+    """Trash entries (`session rm`) older than the grace period, deleted after the blobs
+    (`SessionStore.gc`)."""
 
 
 def _reachable(commits: list[Commit]) -> set[str]:
@@ -67,6 +74,24 @@ def _reachable(commits: list[Commit]) -> set[str]:
         if c.blob:
             out.add(c.blob)
         out.update(c.blobs)
+    return out
+
+
+def _blobs_named(path: Path) -> set[str]:
+    """Every blob id a log file's lines name, read leniently (a line that does not parse names none)."""
+    out: set[str] = set()
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return out
+    for line in data.splitlines():
+        try:
+            commit = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(commit, dict):
+            blobs = [commit.get("blob"), *(commit.get("blobs") or [])]
+            out.update(b for b in blobs if isinstance(b, str) and is_object_id(b))
     return out
 
 
@@ -293,9 +318,14 @@ def gc(
     dry_run: bool = False,
     include_committed: bool = False,
     progress: Progress | None = None,
+    also_reaching: Callable[[], Iterable[Path]] | None = None,
 ) -> GcReport:
     """Delete blobs no log reaches that are older than the grace period, under the store lock, with
-    writers held off (`gc_exclusive`); blobs git tracks stay unless `include_committed`."""
+    writers held off (`gc_exclusive`); blobs git tracks stay unless `include_committed`.
+
+    `also_reaching()`, called once writers are held off, names more log files whose blobs count as
+    reachable (a removed session's log in the trash, while `rm --undo` may still want it); a line of
+    theirs that does not parse is skipped, never taken to reach nothing more."""
     number = isinstance(grace_days, int | float) and not isinstance(grace_days, bool)
     if not number or not grace_days >= 0:  # `not >=` refuses nan, which would keep nothing
         raise SessionStoreError(f"gc grace period must be a number ≥ 0 days, got {grace_days!r}")
@@ -316,6 +346,8 @@ def gc(
             except (CorruptObjectError, SessionStoreError) as err:
                 raise SessionStoreError(f"gc refused: {err}") from None
             reachable |= _reachable(commits)
+        for path in also_reaching() if also_reaching is not None else ():
+            reachable |= _blobs_named(path)
         report.reachable = len(reachable)
         candidates = [oid for oid in store.objects if oid not in reachable]
         for i, oid in enumerate(candidates):

@@ -6,9 +6,10 @@ Beside DESIGN §2's layout this module keeps two directories of its own:
   session's title is derived from its first real user request (`derived_title`), read from its first
   blob with orjson, never pydantic-ai: `session list` shows it.
 - `trash/<name>.<utc stamp>/`: what `rm` took away, as git's reflog keeps a deleted branch: `log.jsonl`,
-  its checkpoint refs (`refs/`) and its `title`. The blobs stay where they are; no log reaches them
-  any more, so `session gc` removes them once older than its grace period. `rm --undo NAME` puts the
-  newest trash entry back while every blob it needs is still there.
+  its checkpoint refs (`refs/`) and its `title`. The blobs stay where they are: `session gc` counts a
+  trash entry younger than its grace period as reaching them (`trash_by_age`), so `rm --undo NAME`
+  puts the newest entry back for that long; an older entry gc deletes (`purge_removed`), with the
+  blobs only it reached (those older than the grace period: they are unreachable by then).
 
 Atomicity. Moving the log file is the commit point of each operation (one `rename(2)`, directory
 fsynced): before it, the session is where it was; after it, where it goes. Refs and title follow
@@ -217,6 +218,38 @@ def removed(store: SessionStore, name: str | None = None) -> list[Removed]:
         if base and not entry.startswith(".") and stamp.endswith("Z") and (name is None or base == name):
             out.append(Removed(base, stamp, _trash(store) / entry))
     return sorted(out, key=lambda r: (r.name, r.when))
+
+
+def removed_at(entry: Removed) -> float:
+    """When `entry` went to the trash, as a Unix time (its stamp)."""
+    return datetime.strptime(entry.when, STAMP).replace(tzinfo=UTC).timestamp()
+
+
+def trash_by_age(store: SessionStore, grace_days: float) -> tuple[list[Removed], list[Removed]]:
+    """Trash entries split at the gc grace period: (young: `rm --undo` may still want their blobs,
+    so gc keeps them; old: gc deletes them after their blobs)."""
+    cutoff = datetime.now(UTC).timestamp() - grace_days * 86400
+    young, old = [], []
+    for entry in removed(store):
+        try:
+            (young if removed_at(entry) > cutoff else old).append(entry)
+        except ValueError:  # a stamp this code did not write: keep the entry and its blobs
+            young.append(entry)
+    return young, old
+
+
+def purge_removed(store: SessionStore, entries: list[Removed]) -> list[str]:
+    """Delete trash entries for good (`session gc`, once older than its grace period); their names."""
+    import shutil
+
+    out = []
+    for entry in entries:
+        if entry.path.parent == _trash(store) and entry.path.is_dir() and not entry.path.is_symlink():
+            shutil.rmtree(entry.path)
+            out.append(f"{entry.name}.{entry.when}")
+    if out:
+        fsync_dir(_trash(store))
+    return out
 
 
 def _missing_blobs(store: SessionStore, log_path: Path) -> int:

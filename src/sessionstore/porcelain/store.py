@@ -20,7 +20,7 @@ from .layout import DEFAULT_DIRNAME, FORMAT_VERSION, SessionInfo, StoreLayout, d
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from .maintenance import FsckReport, GcReport
+    from .maintenance import FsckReport, GcReport, Progress
     from .session import Session
 
 __all__ = ["DEFAULT_DIRNAME", "FORMAT_VERSION", "SessionInfo", "SessionStore", "default_root"]
@@ -101,7 +101,31 @@ class SessionStore(StoreLayout):
 
         return fsck(self, repair=repair)
 
-    def gc(self, *, grace_days: float = 14.0, dry_run: bool = False) -> GcReport:
+    def gc(
+        self,
+        *,
+        grace_days: float = 14.0,
+        dry_run: bool = False,
+        include_committed: bool = False,
+        progress: Progress | None = None,
+    ) -> GcReport:
+        """Delete unreachable blobs older than `grace_days` (`maintenance.gc`). A session removed
+        with `rm` less than `grace_days` ago keeps its blobs, so `rm --undo` works for the whole grace
+        period; older trash entries are deleted after their blobs."""
+        from . import naming
         from .maintenance import gc
 
-        return gc(self, grace_days=grace_days, dry_run=dry_run)
+        def young_trash() -> list[Path]:  # listed with writers held off: an `rm` cannot slip between
+            return [entry.path / "log.jsonl" for entry in naming.trash_by_age(self, grace_days)[0]]
+
+        report = gc(
+            self, grace_days=grace_days, dry_run=dry_run, include_committed=include_committed,
+            progress=progress, also_reaching=young_trash,
+        )  # fmt: skip
+        old = naming.trash_by_age(self, grace_days)[1]
+        if dry_run:
+            report.trash_removed = [f"{entry.name}.{entry.when}" for entry in old]
+        else:
+            with self.store_lock():
+                report.trash_removed = naming.purge_removed(self, old)
+        return report
