@@ -114,9 +114,9 @@ def locked(locks_dir: Path, name: str, timeout: float, *, what: str | None = Non
         check_name(name)
     check_store_dir(locks_dir)
     path = locks_dir / f"{name}.lock"
-    _refuse_symlink(path)
     label = what or f"session {name!r}"
-    fd = _open_lock(locks_dir, name, label)  # one descriptor per acquisition: threads exclude each other too
+    # One descriptor per acquisition (threads exclude each other too); O_NOFOLLOW refuses any link.
+    fd = _open_lock(locks_dir, name, label)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

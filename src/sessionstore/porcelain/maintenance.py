@@ -77,8 +77,9 @@ def _reachable(commits: list[Commit]) -> set[str]:
     return out
 
 
-def _blobs_named(path: Path) -> set[str]:
-    """Every blob id a log file's lines name, read leniently (a line that does not parse names none)."""
+def blobs_named(path: Path) -> set[str]:
+    """Every blob id a log file's lines name, read leniently (a line that does not parse names none):
+    for logs that are not sessions' (a trash entry's), which gc keeps and `rm --undo` checks."""
     out: set[str] = set()
     try:
         data = path.read_bytes()
@@ -347,7 +348,7 @@ def gc(
                 raise SessionStoreError(f"gc refused: {err}") from None
             reachable |= _reachable(commits)
         for path in also_reaching() if also_reaching is not None else ():
-            reachable |= _blobs_named(path)
+            reachable |= blobs_named(path)
         report.reachable = len(reachable)
         candidates = [oid for oid in store.objects if oid not in reachable]
         for i, oid in enumerate(candidates):

@@ -252,21 +252,6 @@ def purge_removed(store: SessionStore, entries: list[Removed]) -> list[str]:
     return out
 
 
-def _missing_blobs(store: SessionStore, log_path: Path) -> int:
-    missing = 0
-    seen: set[str] = set()
-    for line in log_path.read_bytes().splitlines():
-        try:
-            commit = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        for blob in ([commit["blob"]] if commit.get("blob") else []) + list(commit.get("blobs") or []):
-            if blob not in seen:
-                seen.add(blob)
-                missing += not store.objects.exists(blob)
-    return missing
-
-
 def undo_remove(store: SessionStore, name: str) -> Removed:
     """Put back the newest trash entry of `name`; refused if a session has that name again or if gc
     has already removed blobs it needs (nothing changes then)."""
@@ -280,7 +265,9 @@ def undo_remove(store: SessionStore, name: str) -> Removed:
             raise SessionStoreError(
                 f"session {name!r} exists again: rename it first (`session rename {name} NEW`), then undo"
             )
-        if missing := _missing_blobs(store, entry.path / "log.jsonl"):
+        from .maintenance import blobs_named  # here: `session list` imports this module, not fsck's
+
+        if missing := sum(not store.objects.exists(b) for b in blobs_named(entry.path / "log.jsonl")):
             raise SessionStoreError(
                 f"cannot restore {name!r}: `session gc` has removed {missing} of its blobs since it was "
                 f"removed; its log stays in {entry.path}"

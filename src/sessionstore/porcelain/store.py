@@ -115,14 +115,16 @@ class SessionStore(StoreLayout):
         from . import naming
         from .maintenance import gc
 
+        old: list[naming.Removed] = []
+
         def young_trash() -> list[Path]:  # listed with writers held off: an `rm` cannot slip between
-            return [entry.path / "log.jsonl" for entry in naming.trash_by_age(self, grace_days)[0]]
+            young, old[:] = naming.trash_by_age(self, grace_days)
+            return [entry.path / "log.jsonl" for entry in young]
 
         report = gc(
             self, grace_days=grace_days, dry_run=dry_run, include_committed=include_committed,
             progress=progress, also_reaching=young_trash,
         )  # fmt: skip
-        old = naming.trash_by_age(self, grace_days)[1]
         if dry_run:
             report.trash_removed = [f"{entry.name}.{entry.when}" for entry in old]
         else:
