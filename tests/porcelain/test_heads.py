@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import os
 import shutil
 import subprocess
@@ -13,7 +15,7 @@ import orjson
 import pytest
 
 from helpers.messages import tagged_turn
-from sessionstore.plumbing.logs import Log
+from sessionstore.plumbing.logs import Commit, Log
 from sessionstore.porcelain.heads import HEADS_FILE, HeadsCache
 from sessionstore.porcelain.layout import SessionInfo
 from sessionstore.porcelain.naming import derived_title
@@ -172,14 +174,36 @@ def test_a_symlinked_index_directory_is_never_written_through(tmp_path: Path) ->
 
 
 def test_the_cache_payload_is_what_its_header_says(tmp_path: Path) -> None:
-    """The format: one header line (magic + sha256 of the payload), then the JSON payload."""
-    import hashlib
-
+    """The format: one header line (magic, the commit fields it holds, sha256 of the payload), then
+    the JSON payload; each cached head is every field of its commit."""
     store = _store(tmp_path, names=1)
     store.infos(derived_title)
     header, payload = (store.root / HEADS_FILE).read_bytes().split(b"\n", 1)
-    assert header == b"sessionstore-heads 1 " + hashlib.sha256(payload).hexdigest().encode()
+    names = ",".join(f.name for f in dataclasses.fields(Commit)).encode()
+    assert header == b"sessionstore-heads 2 " + names + b" " + hashlib.sha256(payload).hexdigest().encode()
     (key, fields, refs, checkpoints, title) = orjson.loads(payload)["s0"]
     st = store.log("s0").path.stat()
-    assert key == [st.st_size, st.st_mtime_ns, st.st_ino] and fields["id"] == store.log("s0").head().id
+    assert key == [st.st_size, st.st_mtime_ns, st.st_ino]
+    assert Commit(**fields) == store.log("s0").head()
     assert (refs, checkpoints, title) == (None, None, derived_title(store, "s0"))
+
+
+def test_a_cache_written_for_other_commit_fields_is_not_read(tmp_path: Path) -> None:
+    """A cache from a version whose `Commit` had other fields (the header names them) is rebuilt."""
+    store = _store(tmp_path, names=2)
+    good = store.infos(derived_title)
+    path = store.root / HEADS_FILE
+    payload = path.read_bytes().split(b"\n", 1)[1]
+    fields = ",".join(f.name for f in dataclasses.fields(Commit) if f.name != "usage").encode()
+    other = b"sessionstore-heads 2 " + fields + b" "
+    path.write_bytes(other + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
+    assert HeadsCache(store).load() == {}
+    assert store.infos(derived_title) == good == _truth(store)
+
+
+def test_a_hit_shares_the_cached_fields_and_equals_the_log_head(tmp_path: Path) -> None:
+    store = _store(tmp_path, names=3)
+    store.infos(derived_title)
+    for info in store.infos(derived_title):
+        assert info.head == store.log(info.name).head()
+        assert isinstance(info, SessionInfo) and info.head.session == info.name

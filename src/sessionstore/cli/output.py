@@ -1,8 +1,9 @@
 """What every command shares: opening the store, colour, paging, JSON, progress bars, number formats,
 completion of session names and revisions, and the one-line form of every error.
 
-Nothing here imports pydantic-ai: `session log` and `session list` import this module and must start
-in the time it takes to import click.
+Every command imports this module, so it imports nothing click does not already bring except our
+errors: the store, settings, pathlib and orjson load inside the functions that need them (`session
+list` on an empty store starts within ~1.3x `import click`; tests/cli/test_startup.py pins it).
 
 Machine-readable output (docs/cli.md has every schema): `--json` prints ONE JSON document (an array
 for `list`, `log` and `search`, an object for the rest), so `| python -m json.tool` and `jq` read it;
@@ -16,17 +17,15 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
-import orjson
 
-from ..accounting.settings import Settings
 from ..errors import SessionStoreError
-from ..plumbing.names import is_valid_name
-from ..porcelain.layout import default_root, load_settings
-from ..porcelain.store import SessionStore
+
+if TYPE_CHECKING:
+    from ..accounting.settings import Settings
+    from ..porcelain.store import SessionStore
 
 SHORT_ID = 7
 """Length of an abbreviated commit id, as git prints them."""
@@ -47,6 +46,8 @@ def open_store(
     """The store the command works on, opened once per invocation with its own settings (its project's
     pyproject.toml, the environment, then `overrides` from the command's flags); `NotAStoreError`
     (telling the user to run `session init`) if there is none."""
+    from ..porcelain.store import SessionStore
+
     obj = ctx.find_root().ensure_object(dict)
     key = ("store", create, tuple(sorted((overrides or {}).items())))
     if key not in obj:
@@ -59,6 +60,10 @@ def open_store(
 def store_settings(ctx: click.Context, overrides: dict[str, Any] | None = None) -> Settings:
     """The settings of the store the command names, whether or not it exists yet (`session config`,
     `session memory`): exactly what `SessionStore.open` would load for it."""
+    from pathlib import Path
+
+    from ..porcelain.layout import default_root, load_settings
+
     path = store_path(ctx)
     root = default_root() if path is None else Path(path)
     return load_settings(root, overrides=overrides)
@@ -105,6 +110,15 @@ class Painter:
 
     def __call__(self, text: str, **style: Any) -> str:
         return click.style(text, **style) if self.enabled else text
+
+    def codes(self, **style: Any) -> tuple[str, str]:
+        """What `self(text, **style)` puts before and after `text` (both '' without colour): for
+        output formatted row by row, where one `click.style` call per cell would cost more than the
+        rest of the row."""
+        if not self.enabled:
+            return "", ""
+        before, _, after = click.style("\0", **style).partition("\0")
+        return before, after
 
 
 def painter(stream: IO[Any] | None = None) -> Painter:
@@ -178,11 +192,15 @@ def progress(label: str) -> Iterator[ProgressCallback | None]:
 
 def print_json(document: Any) -> None:
     """One JSON document on stdout (indented, UTF-8, newline-terminated)."""
+    import orjson
+
     stdout_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
 
 
 def print_jsonl(records: Iterable[Any]) -> None:
     """One compact JSON object per line, each written as it comes (for streams and `head`)."""
+    import orjson
+
     for record in records:
         stdout_bytes(orjson.dumps(record) + b"\n")
 
@@ -298,6 +316,8 @@ def warn(message: str) -> None:
 
 def _completion_store(ctx: click.Context) -> SessionStore | None:
     """The store named on the command line being completed (the group's callback has not run)."""
+    from ..porcelain.store import SessionStore
+
     root = ctx.find_root()
     path = root.params.get("store_path") or (root.obj or {}).get("store_path")
     try:
@@ -318,6 +338,8 @@ def complete_session(ctx: click.Context, param: click.Parameter, incomplete: str
 def complete_rev(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
     """Revisions: session names, `NAME@SEQ` once an `@` is typed, `checkpoints/NAME/K`."""
     from click.shell_completion import CompletionItem
+
+    from ..plumbing.names import is_valid_name
 
     store = _completion_store(ctx)
     if store is None:

@@ -6,18 +6,16 @@ first blobs of sessions that changed since, never pydantic-ai (a subprocess test
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import CorruptObjectError, NotAStoreError
-from ..porcelain.gauge import Gauge, commit_gauges
-from ..porcelain.lookup import conversation_json, conversation_of
-from ..porcelain.naming import derived_title, title, titled
+from ..porcelain.heads import paused_gc
 from ..porcelain.store import SessionInfo, SessionStore
 from .output import (
-    Painter,
     emit,
     json_options,
     number,
@@ -33,6 +31,7 @@ from .output import (
 )
 
 if TYPE_CHECKING:
+    from ..porcelain.layout import StoreLayout
     from ..porcelain.maintenance import FsckReport
 
 
@@ -62,16 +61,17 @@ def init_cmd(ctx: click.Context) -> int:
     return init(store_path(ctx))
 
 
-def gauge_cell(reading: Gauge, paint: Painter) -> str:
-    """The context column of `session list`: `◕ 71%`, coloured by the band the triggers use."""
-    text = f"{reading.glyph} {reading.percent}%"
-    return paint(text, fg=reading.band) if reading.band else text
+def _derived_title(store: StoreLayout, name: str) -> str:
+    """`naming.derived_title`, imported only when the heads cache lacks a title (never on an empty store)."""
+    from ..porcelain.naming import derived_title
+
+    return derived_title(store, name)
 
 
 def _infos(store: SessionStore) -> tuple[list[SessionInfo], dict[str, str]]:
     """Every session's info, and the damaged ones with their error: one bad log hides no other."""
     try:
-        return store.infos(derived_title), {}  # the fast path: the heads cache (index/sessions.json)
+        return store.infos(_derived_title), {}  # the fast path: the heads cache (index/sessions.json)
     except CorruptObjectError:
         pass
     infos: list[SessionInfo] = []
@@ -94,6 +94,10 @@ def _cut(text: str, width: int) -> str:
 
 def list_records(store: SessionStore) -> list[dict[str, Any]]:
     """`session list --json`: one object per session (schema in docs/cli.md)."""
+    from ..porcelain.gauge import commit_gauges
+    from ..porcelain.lookup import conversation_json
+    from ..porcelain.naming import title, titled
+
     infos, damaged = _infos(store)
     readings = commit_gauges([info.head for info in infos], store.settings)
     named = titled(store)
@@ -101,7 +105,7 @@ def list_records(store: SessionStore) -> list[dict[str, Any]]:
     for info, reading in zip(infos, readings, strict=True):
         head = info.head
         out.append({
-            "name": info.name, "title": _title(store, info, named), "messages": info.count,
+            "name": info.name, "title": _title(store, info, named, title), "messages": info.count,
             "tokens": info.tokens, "percent": reading.percent, "window": reading.window,
             "checkpoints": info.checkpoints, "head": head.id if head else None,
             "seq": head.seq if head else 0, "time": head.time if head else None,
@@ -111,20 +115,13 @@ def list_records(store: SessionStore) -> list[dict[str, Any]]:
     return out
 
 
-def _title(store: SessionStore, info: SessionInfo, named: frozenset[str]) -> str:
+def _title(
+    store: SessionStore, info: SessionInfo, named: frozenset[str], title: Callable[[SessionStore, str], str]
+) -> str:
     """`title(store, name)`, from the heads cache unless the session has a set title (`titled`)."""
     if info.title is not None and info.name not in named:
         return info.title
     return title(store, info.name)
-
-
-def _label(info: SessionInfo, store: SessionStore, named: frozenset[str]) -> str:
-    """The title column: a conversation's id and scope, else the session's title."""
-    record = conversation_of(info.head)
-    if record is not None:
-        scope = f" [{record['scope']}]" if record.get("scope") else ""
-        return f"conversation {_cut(str(record.get('conversation_id')), 40)}{scope}"
-    return _title(store, info, named)
 
 
 def list_sessions(store: SessionStore, *, fmt: str | None = None) -> int:
@@ -139,9 +136,23 @@ def list_sessions(store: SessionStore, *, fmt: str | None = None) -> int:
     if not infos and not damaged:
         click.echo("no sessions yet: `session import FILE` brings one in", err=True)
         return 0
+    with paused_gc():  # thousands of rows, none of them garbage (see `paused_gc`)
+        lines = _list_lines(store, infos, damaged)
+    emit(lines)
+    return 0
+
+
+def _list_lines(store: SessionStore, infos: list[SessionInfo], damaged: dict[str, str]) -> list[str]:
+    """The lines of `session list`: one per session, columns padded to the widest cell.
+
+    Runs once per session of a store of thousands, so it formats with f-strings and the colour
+    codes worked out once (`Painter.codes`), never one `click.style` per cell."""
+    from ..porcelain.gauge import commit_gauges
+    from ..porcelain.lookup import conversation_of
+    from ..porcelain.naming import title, titled
+
     readings = commit_gauges([info.head for info in infos], store.settings)
     named = titled(store)
-    paint = painter()
     now = datetime.now(UTC)
     rows = [
         (
@@ -153,27 +164,40 @@ def list_sessions(store: SessionStore, *, fmt: str | None = None) -> int:
         )
         for info, reading in zip(infos, readings, strict=True)
     ]
-    widths = [max((len(row[i]) for row in rows), default=0) for i in range(5)]
+    w_name, w_msgs, w_level, w_ckpts, w_when = (
+        [max(map(len, column)) for column in zip(*rows, strict=True)] if rows else [0] * 5
+    )
+    paint = painter()
+    bold, bold_end = paint.codes(bold=True)
+    yellow, yellow_end = paint.codes(fg="yellow")
+    dim, dim_end = paint.codes(dim=True)
+    bands = {band: paint.codes(fg=band) for band in ("green", "yellow", "red")}
+    plain = ("", "")
     lines = []
     for (name, msgs, level, ckpts, when), info, reading in zip(rows, infos, readings, strict=True):
-        cells = [
-            paint(name.ljust(widths[0]), bold=True),
-            msgs.rjust(widths[1]),
-            " " * (widths[2] - len(level)) + gauge_cell(reading, paint),
-            *([ckpts.ljust(widths[3])] if widths[3] else []),  # no empty column when none has any
-            when.ljust(widths[4]),
-            paint(short_id(info.head.id if info.head else None), fg="yellow"),
-            paint(_label(info, store, named), dim=True),
-        ]
-        lines.append(("  " + "  ".join(cells)).rstrip())
-    for name, why in damaged.items():
-        label = paint(_cut(name, NAME_WIDTH).ljust(widths[0]), bold=True)
-        if "git merge conflict" in why:  # MergeConflictError: two clones appended to this session
-            lines.append(f"  {label}  {paint('merge conflict', fg='red')}: `session fsck --repair` splits it")
+        band, band_end = bands[reading.band] if reading.band else plain
+        head = info.head
+        record = conversation_of(head)
+        if record is not None:  # the title column: a conversation's id and scope, else the title
+            scope = f" [{record['scope']}]" if record.get("scope") else ""
+            label = f"conversation {_cut(str(record.get('conversation_id')), 40)}{scope}"
+        elif info.title is not None and info.name not in named:
+            label = info.title
         else:
-            lines.append(f"  {label}  {paint('damaged', fg='red')}: run `session fsck`")
-    emit(lines)
-    return 0
+            label = title(store, info.name)
+        checkpoints = f"{ckpts.ljust(w_ckpts)}  " if w_ckpts else ""  # no empty column when none has any
+        lines.append(
+            f"  {bold}{name.ljust(w_name)}{bold_end}  {msgs.rjust(w_msgs)}  {' ' * (w_level - len(level))}"
+            f"{band}{level}{band_end}  {checkpoints}{when.ljust(w_when)}  "
+            f"{yellow}{short_id(head.id if head else None)}{yellow_end}  {dim}{label}{dim_end}".rstrip()
+        )
+    for name, why in damaged.items():
+        cell = f"{bold}{_cut(name, NAME_WIDTH).ljust(w_name)}{bold_end}"
+        if "git merge conflict" in why:  # MergeConflictError: two clones appended to this session
+            lines.append(f"  {cell}  {paint('merge conflict', fg='red')}: `session fsck --repair` splits it")
+        else:
+            lines.append(f"  {cell}  {paint('damaged', fg='red')}: run `session fsck`")
+    return lines
 
 
 @click.command("list")

@@ -11,8 +11,8 @@ import gc
 import hashlib
 import os
 import time
-from collections.abc import Callable, Mapping
-from contextlib import suppress
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, suppress
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -37,14 +37,18 @@ def infos(layout: StoreLayout, derive: Callable[[StoreLayout, str], str] | None 
 
 
 HEADS_FILE = Path("index") / "sessions.json"
-_HEADS_MAGIC = b"sessionstore-heads 1 "
+_FIELDS = tuple(f.name for f in fields(Commit))
+"""A cached head is its commit's fields, `session` included: the dict becomes the rebuilt commit's
+own `__dict__` (see `_commit`), so a hit copies nothing."""
+_HEADS_MAGIC = b"sessionstore-heads 2 " + ",".join(_FIELDS).encode() + b" "
+"""The header names the fields: a cache written for another `Commit` is not in this format (rebuilt),
+so entries, written by this module alone and checksummed, need no per-entry check of their keys."""
 _RACY_NS = 2_000_000_000
 """A log changed this recently may change again within its mtime's granularity: not cached yet."""
-_FIELDS = tuple(f.name for f in fields(Commit) if f.name != "session")
-_FIELD_SET = frozenset(_FIELDS)
-"""A cached head is its commit's fields: `Commit(**cached, session=name)` is the commit again."""
 _MAX_CACHED_LINE = 4096
 """Longer head lines (a reset point's state) are read from the log each time, not copied here."""
+_ENTRY_ERRORS = (TypeError, IndexError, KeyError, AttributeError)
+"""What a malformed entry raises where it is read: a miss, never an error."""
 
 
 class HeadsCache:
@@ -96,17 +100,12 @@ class HeadsCache:
         self, derive: Callable[[StoreLayout, str], str] | None, *, cached: bool = True
     ) -> list[SessionInfo]:
         """Every session's info (see `StoreLayout.infos`), then the cache rewritten if it changed."""
-        # Tens of thousands of small containers, none of them garbage: without pausing the cyclic
-        # collector, its passes over them cost more than the listing itself (as in codec.decode).
-        paused = gc.isenabled()
-        gc.disable()
-        try:
+        with paused_gc():
             return self._infos(derive, cached=cached)
-        finally:
-            if paused:
-                gc.enable()
 
     def _infos(self, derive: Callable[[StoreLayout, str], str] | None, *, cached: bool) -> list[SessionInfo]:
+        # Once per session, 10,000 times in a big store: a hit is decided inline (no helper call,
+        # no key list built), the commit is its cached dict (`_commit`), the info a bare tuple.
         layout = self.layout
         old = self.load() if cached else {}
         new: dict[str, list[Any]] = {}
@@ -116,12 +115,24 @@ class HeadsCache:
             with_refs = set()
         out = []
         changed = False
+        need_title = derive is not None
+        # Logs (and refs) last changed before `settled` are no longer "racily clean": cacheable. Taken
+        # before anything is listed, so a change during the listing always counts as recent.
+        settled = time.time_ns() - _RACY_NS
         for name, st in _log_stats(layout, known=old):
-            now = time.time_ns()
-            key = [st.st_size, st.st_mtime_ns, st.st_ino]
             refs = _refs_key(layout, name) if name in with_refs else None
-            entry = old.get(name)
-            hit, head = _cached_head(entry, key, name, need_title=derive is not None)
+            entry: Any = old.get(name)
+            try:
+                key = entry[0]
+                hit = (
+                    key[0] == st.st_size
+                    and key[1] == st.st_mtime_ns
+                    and key[2] == st.st_ino
+                    and not (need_title and entry[4] is None)
+                )
+                head = (None if entry[1] is None else _commit(entry[1])) if hit else None
+            except _ENTRY_ERRORS:  # no entry (None), or not one this module wrote
+                hit, head = False, None
             if not hit:
                 head = layout.log(name).head()
             title = (entry[4] if hit else derive(layout, name)) if derive is not None else None
@@ -131,18 +142,18 @@ class HeadsCache:
                 checkpoints = entry[3]
             else:
                 checkpoints = sum(1 for k in os.listdir(layout.refs.dir / name) if k.isdigit())
-            out.append(SessionInfo(name, head, checkpoints, title))
-            if now - st.st_mtime_ns < _RACY_NS or (head is not None and head.size > _MAX_CACHED_LINE):
+            out.append(_info(SessionInfo, (name, head, checkpoints, title)))
+            if st.st_mtime_ns > settled or (head is not None and head.size > _MAX_CACHED_LINE):
                 continue  # read again next time
-            if refs is not None and now - refs[0] < _RACY_NS:
+            if refs is not None and refs[0] > settled:
                 refs = None  # its count is not cached yet
-            kept = title if derive is not None else (entry[4] if hit else None)
+            kept = title if need_title else (entry[4] if hit else None)
             counted = checkpoints if refs is not None else None
             if hit and entry[2] == refs and entry[3] == counted and entry[4] == kept:
                 new[name] = entry  # unchanged: no copy, and no deep comparison at the end
                 continue
-            fields = entry[1] if hit else ({k: getattr(head, k) for k in _FIELDS} if head else None)
-            new[name] = [key, fields, refs, counted, kept]
+            cached_fields = entry[1] if hit else (_fields(head) if head is not None else None)
+            new[name] = [[st.st_size, st.st_mtime_ns, st.st_ino], cached_fields, refs, counted, kept]
             changed = True
         if changed or len(new) != len(old):
             with suppress(OSError, SessionStoreError, TypeError):  # a read-only store still lists
@@ -163,9 +174,8 @@ class HeadsCache:
             return [f"{HEADS_FILE} is damaged (its checksum does not match its contents): {fix}"]
         problems = []
         for name, st in _log_stats(self.layout):
-            entry = entries.get(name)
-            hit, cached = _cached_head(entry, [st.st_size, st.st_mtime_ns, st.st_ino], name, need_title=False)
-            if not hit:
+            cached = _cached_head(entries.get(name), st)
+            if cached is _MISS:
                 continue
             try:
                 head = self.layout.log(name).head()
@@ -183,23 +193,50 @@ class HeadsCache:
         self.infos(None, cached=False)
 
 
-def _cached_head(entry: Any, key: list[int], name: str, *, need_title: bool) -> tuple[bool, Commit | None]:
-    """(True, head) when `entry` is valid for a log with `key` (and holds a title if one is needed)."""
+_MISS: Any = object()
+_info = tuple.__new__
+"""`SessionInfo(...)` without the named tuple's Python-level `__new__` (the same tuple)."""
+
+
+def _cached_head(entry: Any, st: os.stat_result) -> Commit | None:
+    """The head `entry` holds for a log with stat `st` (None: an empty log), or `_MISS` when the
+    entry is absent, for another state of the log (size, mtime or inode changed), or malformed.
+    (`_infos` decides the same inline.)"""
     try:
-        if entry[0] != key or (need_title and entry[4] is None):
-            return False, None
-        fields = entry[1]
-        if fields is None:
-            return True, None
-        if fields.keys() != _FIELD_SET:
-            return False, None
-        # `Commit(**fields, session=name)` without the frozen dataclass's 13 `object.__setattr__`
-        # calls (7 us each time on 10,000 heads): the same instance state, set the way pickle does.
-        commit = object.__new__(Commit)
-        commit.__dict__.update(fields, session=name)
-        return True, commit
-    except (TypeError, IndexError, KeyError, AttributeError):
-        return False, None
+        key = entry[0]
+        if key[0] != st.st_size or key[1] != st.st_mtime_ns or key[2] != st.st_ino:
+            return _MISS
+        return None if entry[1] is None else _commit(entry[1])
+    except _ENTRY_ERRORS:
+        return _MISS
+
+
+def _commit(cached: dict[str, Any]) -> Commit:
+    """The commit whose fields `cached` holds, with `cached` itself as its `__dict__`: what
+    `Commit(**cached)` gives, without the frozen dataclass's 13 `object.__setattr__` calls and
+    without a copy (a commit is never changed; the cache is rewritten from the same dicts)."""
+    commit = object.__new__(Commit)
+    object.__setattr__(commit, "__dict__", cached)
+    return commit
+
+
+def _fields(head: Commit) -> dict[str, Any]:
+    """What the cache keeps of `head` (every field, `session` included)."""
+    return {k: getattr(head, k) for k in _FIELDS}
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """The cyclic collector paused for a block that builds tens of thousands of small containers,
+    none of them garbage (a listing of every session): its passes over them would cost more than
+    the work itself, as in `codec.decode`. Restored as it was, also on an error."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _log_stats(

@@ -21,9 +21,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..accounting.settings import Settings, find_pyproject
 from ..errors import NotAStoreError, SessionStoreError, UnknownRevision
@@ -81,9 +80,13 @@ def load_settings(
     return Settings.load(start=start, env=env, overrides=overrides)
 
 
-@dataclass(frozen=True)
-class SessionInfo:
-    """What `session list` shows, read from the head line and the refs only."""
+class SessionInfo(NamedTuple):
+    """What `session list` shows, read from the head line and the refs only.
+
+    Immutable, compared field by field. A named tuple rather than a frozen dataclass: `session list`
+    makes one per session (10,000 in a big store), and a tuple is built in a third of the time and
+    defined without the dataclass machinery's start-up cost. (Its `count` is the head's message count,
+    not `tuple.count`.)"""
 
     name: str
     head: Commit | None
@@ -92,7 +95,7 @@ class SessionInfo:
     """`derive(layout, name)` when `infos` was given one (the derived title), else None."""
 
     @property
-    def count(self) -> int:
+    def count(self) -> int:  # type: ignore[override]
         return self.head.count if self.head else 0
 
     @property

@@ -34,7 +34,6 @@ from ..errors import SessionStoreError
 from ..plumbing.fsutil import atomic_replace, fsync_dir
 from ..plumbing.names import check_name
 from .lookup import conversation_of
-from .search import part_texts
 
 if TYPE_CHECKING:
     from .layout import StoreLayout as SessionStore
@@ -102,6 +101,8 @@ def request_text(text: str) -> str | None:
 def derived_title(store: SessionStore, name: str) -> str:
     """The first real user request of session `name` (in its first few commits), shortened; ''
     when there is none. Reads log lines and blob heads with orjson only."""
+    from .search import part_texts  # lazily: a cached `session list` never derives a title
+
     try:
         with open(store.log(name).path, "rb") as f:
             heads = [f.readline() for _ in range(_TITLE_COMMITS)]

@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..errors import SessionStoreError
-from .writer import state_at
 
 if TYPE_CHECKING:
     from .layout import StoreLayout as SessionStore
@@ -277,6 +276,8 @@ def _blob_origins(store: SessionStore, name: str, all_history: bool) -> list[tup
             first.setdefault(blob, commit)
     if all_history:
         return list(first.items())
+    from .writer import state_at  # lazily: `session list` titles sessions with `part_texts` alone
+
     blobs, _ = state_at(store, commits[-1])
     return [(blob, first[blob]) for blob in dict.fromkeys(blobs)]
 
