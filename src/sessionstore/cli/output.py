@@ -257,9 +257,11 @@ _UNITS = (("year", 365 * 86400), ("month", 30 * 86400), ("day", 86400), ("hour",
 
 
 def parse_time(stamp: str) -> datetime | None:
+    """An ISO-8601 time (a trailing `Z` included, as commits write it) as an aware datetime (UTC when
+    it names no zone), or None when it is not one."""
     try:
-        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except (ValueError, AttributeError):
+        when = datetime.fromisoformat(stamp)  # Python 3.11 reads `Z`; `session list` parses one per row
+    except (ValueError, TypeError):
         return None
     return when if when.tzinfo else when.replace(tzinfo=UTC)
 
