@@ -7,7 +7,8 @@ It repairs only what can be rebuilt without guessing, and says exactly what it d
 compaction commit), a log git left with conflict markers (split: ours stays NAME, theirs becomes
 NAME-<short id of theirs' head>, each with its refs; see `splitting`), and what an interrupted import
 left behind. Damage is never cut: a newline-terminated line that does not verify, or a log that ends
-before a checkpoint points, is named with the fix (restore from git or a backup).
+before a checkpoint points, is named with the fix (restore from git or a backup). The temp file a
+checkpoint-ref write killed mid-way leaves is a note, not a problem: gc removes it after the grace period.
 
 gc never runs on a store fsck would call damaged (deleting with a misread log could delete reachable
 data), never while a writer is between a blob and its commit line (`gc_exclusive`), and in a store git
@@ -27,7 +28,7 @@ import orjson
 
 from ..errors import CorruptObjectError, ImmutableRefError, SessionStoreError
 from ..plumbing.codec import line_count, unreadable_reason
-from ..plumbing.fsutil import check_store_dir
+from ..plumbing.fsutil import check_store_dir, fsync_dir
 from ..plumbing.locks import gc_exclusive
 from ..plumbing.logs import Commit, MergeConflictError
 from ..plumbing.objects import is_object_id
@@ -49,6 +50,8 @@ class FsckReport:
     objects: int = 0
     problems: list[str] = field(default_factory=list)
     repaired: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """Worth knowing, not a problem (`ok` ignores them): leftover temp files of ref writes a crash cut."""
 
     @property
     def ok(self) -> bool:
@@ -66,6 +69,11 @@ class GcReport:
     trash_removed: list[str] = field(default_factory=list)
     """Trash entries (`session rm`) older than the grace period, deleted after the blobs
     (`SessionStore.gc`)."""
+    ref_temps_removed: list[str] = field(default_factory=list)
+    """`refs/checkpoints/<session>/.tmp-*` files (a ref write killed mid-way) older than the grace
+    period, deleted (or, in a dry run, that would be), as store-relative paths."""
+    ref_temps_kept: int = 0
+    """Such files younger than the grace period, kept: a writer may still be using one."""
 
 
 def _reachable(commits: list[Commit]) -> set[str]:
@@ -140,6 +148,12 @@ def fsck(store: SessionStore, *, repair: bool = False, progress: Progress | None
             except CorruptObjectError as err:
                 report.problems.append(f"unreachable {err}")
     _check_heads_cache(store, repair, report)
+    if temps := [str(t.relative_to(store.root)) for t in store.refs.stray_temps()]:
+        more = f" (and {len(temps) - 1} more)" if len(temps) > 1 else ""
+        report.notes.append(
+            f"{temps[0]}{more}: temp file of a checkpoint-ref write a crash interrupted, never read as a "
+            "ref; `session gc` removes it once older than its grace period"
+        )
     return report
 
 
@@ -258,7 +272,8 @@ def _check_refs(
         if ref is None or isinstance(ref, CorruptObjectError):
             if repair:
                 try:
-                    store.refs.rewrite_malformed(name, k, c.id, c.offset)
+                    with store.lock(name):  # a ref writer holds it: gc's exclusion then covers this one too
+                        store.refs.rewrite_malformed(name, k, c.id, c.offset)
                     verb = "recreated" if ref is None else "rewrote the malformed"
                     report.repaired.append(f"{name}: {verb} checkpoints/{name}/{k}")
                 except ImmutableRefError:
@@ -379,4 +394,26 @@ def gc(
                 continue  # a writer finished with it meanwhile
             if old and not dry_run:
                 tmp.unlink(missing_ok=True)
+        _prune_ref_temps(store, cutoff, dry_run, report)
     return report
+
+
+def _prune_ref_temps(store: SessionStore, cutoff: float, dry_run: bool, report: GcReport) -> None:
+    """Delete the ref-write temp files (`RefStore.stray_temps`) last changed before `cutoff`, the
+    blobs' own grace rule. Called with writers held off: every ref writer holds its session lock,
+    which holds the writers' side of the gc lock, so none is mid-write now."""
+    touched: set[Path] = set()
+    for tmp in store.refs.stray_temps():
+        try:
+            young = tmp.lstat().st_mtime > cutoff
+        except FileNotFoundError:
+            continue
+        if young:
+            report.ref_temps_kept += 1
+            continue
+        if not dry_run:
+            tmp.unlink(missing_ok=True)
+            touched.add(tmp.parent)
+        report.ref_temps_removed.append(str(tmp.relative_to(store.root)))
+    for directory in touched:
+        fsync_dir(directory)
