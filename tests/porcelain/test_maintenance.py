@@ -514,14 +514,14 @@ def test_a_ref_write_killed_mid_way_is_a_note_for_fsck_and_gc_removes_it_after_t
 
     relative = str(left.relative_to(filled.root))
     young = filled.gc(grace_days=14)
-    assert (young.ref_temps_removed, young.ref_temps_kept) == ([], 1) and left.exists()
+    assert (young.temps_removed, young.temps_kept) == ([], 1) and left.exists()
     for days, gone in ((13, False), (15, True)):
         past = time.time() - days * 86400
         os.utime(left, (past, past))
         dry = filled.gc(grace_days=14, dry_run=True)
-        assert dry.ref_temps_removed == ([relative] if gone else []) and left.exists()
+        assert dry.temps_removed == ([relative] if gone else []) and left.exists()
         done = filled.gc(grace_days=14)
-        assert (done.ref_temps_removed, done.ref_temps_kept) == (([relative], 0) if gone else ([], 1))
+        assert (done.temps_removed, done.temps_kept) == (([relative], 0) if gone else ([], 1))
         assert left.exists() is not gone
     report = filled.fsck()
     assert report.ok and report.notes == []
@@ -532,6 +532,6 @@ def test_gc_at_grace_zero_removes_a_fresh_leftover_since_no_ref_writer_runs_duri
     filled: SessionStore,
 ) -> None:
     left = _killed_mid_ref_write(filled, "a")
-    assert filled.gc(grace_days=0).ref_temps_removed == [str(left.relative_to(filled.root))]
+    assert filled.gc(grace_days=0).temps_removed == [str(left.relative_to(filled.root))]
     assert not left.exists() and filled.fsck(repair=True).repaired == ["a: recreated checkpoints/a/2"]
     assert filled.fsck().ok

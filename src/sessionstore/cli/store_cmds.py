@@ -267,8 +267,8 @@ def gc(
             "dry_run": dry_run, "grace_days": grace_days, "removed": report.removed,
             "freed_bytes": report.freed_bytes, "kept_young": report.kept_young,
             "kept_committed": report.kept_committed, "reachable": report.reachable,
-            "trash_removed": report.trash_removed, "ref_temps_removed": report.ref_temps_removed,
-            "ref_temps_kept": report.ref_temps_kept,
+            "trash_removed": report.trash_removed, "temps_removed": report.temps_removed,
+            "temps_kept": report.temps_kept,
         })  # fmt: skip
         return 0
     verb = "would remove" if dry_run else "removed"
@@ -288,15 +288,15 @@ def gc(
             f"{'entry' if len(report.trash_removed) == 1 else 'entries'} older than {grace_days:g} days "
             "(`session rm --undo` can no longer restore them)"
         )
-    if report.ref_temps_removed or report.ref_temps_kept:
+    if report.temps_removed or report.temps_kept:
         young = (
-            f"; kept {number(report.ref_temps_kept)} younger than {grace_days:g} days"
-            if report.ref_temps_kept
+            f"; kept {number(report.temps_kept)} younger than {grace_days:g} days"
+            if report.temps_kept
             else ""
         )
         click.echo(
-            f"{verb} {plural(len(report.ref_temps_removed), 'leftover checkpoint-ref temp file')} "
-            f"(refs/checkpoints/*/.tmp-*: a ref write a crash interrupted){young}"
+            f"{verb} {plural(len(report.temps_removed), 'leftover temp file')} of writes a crash interrupted "
+            f"(refs/checkpoints/*/.tmp-*, titles/.tmp-*, trash/.tmp-*){young}"
         )
     return 0
 

@@ -8,7 +8,8 @@ compaction commit), a log git left with conflict markers (split: ours stays NAME
 NAME-<short id of theirs' head>, each with its refs; see `splitting`), and what an interrupted import
 left behind. Damage is never cut: a newline-terminated line that does not verify, or a log that ends
 before a checkpoint points, is named with the fix (restore from git or a backup). The temp file a
-checkpoint-ref write killed mid-way leaves is a note, not a problem: gc removes it after the grace period.
+write killed mid-way leaves (a checkpoint ref's, a title's, a move journal's) is a note, not a problem:
+gc removes it after the grace period. fsck also finishes a `rm`/`rename` a crash cut (`leftovers`).
 
 gc never runs on a store fsck would call damaged (deleting with a misread log could delete reachable
 data), never while a writer is between a blob and its commit line (`gc_exclusive`), and in a store git
@@ -28,11 +29,11 @@ import orjson
 
 from ..errors import CorruptObjectError, ImmutableRefError, SessionStoreError
 from ..plumbing.codec import line_count, unreadable_reason
-from ..plumbing.fsutil import check_store_dir, fsync_dir
+from ..plumbing.fsutil import check_store_dir
 from ..plumbing.locks import gc_exclusive
 from ..plumbing.logs import Commit, MergeConflictError
 from ..plumbing.objects import is_object_id
-from . import splitting
+from . import leftovers, splitting
 from .heads import HEADS_FILE, HeadsCache
 from .staging import leftover_imports, remove_leftover_import
 
@@ -51,7 +52,7 @@ class FsckReport:
     problems: list[str] = field(default_factory=list)
     repaired: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    """Worth knowing, not a problem (`ok` ignores them): leftover temp files of ref writes a crash cut."""
+    """Worth knowing, not a problem (`ok` ignores them): temp files a crash left (`leftovers`)."""
 
     @property
     def ok(self) -> bool:
@@ -69,10 +70,10 @@ class GcReport:
     trash_removed: list[str] = field(default_factory=list)
     """Trash entries (`session rm`) older than the grace period, deleted after the blobs
     (`SessionStore.gc`)."""
-    ref_temps_removed: list[str] = field(default_factory=list)
-    """`refs/checkpoints/<session>/.tmp-*` files (a ref write killed mid-way) older than the grace
-    period, deleted (or, in a dry run, that would be), as store-relative paths."""
-    ref_temps_kept: int = 0
+    temps_removed: list[str] = field(default_factory=list)
+    """Temp files a write killed mid-way left (`leftovers`: mostly a checkpoint ref's) older than
+    the grace period, deleted (or, in a dry run, that would be), as store-relative paths."""
+    temps_kept: int = 0
     """Such files younger than the grace period, kept: a writer may still be using one."""
 
 
@@ -128,6 +129,8 @@ def fsck(store: SessionStore, *, repair: bool = False, progress: Progress | None
         "of the store's logs/"
         for stray in store.stray_logs()
     )
+    # first: the sessions a finished move completes are checked below
+    leftovers.check_moves(store, repair, report.problems, report.repaired)
     _check_leftover_imports(store, repair, report)
     lines: dict[str, int] = {}  # verified blob -> message count
     names = store.sessions()
@@ -148,12 +151,8 @@ def fsck(store: SessionStore, *, repair: bool = False, progress: Progress | None
             except CorruptObjectError as err:
                 report.problems.append(f"unreachable {err}")
     _check_heads_cache(store, repair, report)
-    if temps := [str(t.relative_to(store.root)) for t in store.refs.stray_temps()]:
-        more = f" (and {len(temps) - 1} more)" if len(temps) > 1 else ""
-        report.notes.append(
-            f"{temps[0]}{more}: temp file of a checkpoint-ref write a crash interrupted, never read as a "
-            "ref; `session gc` removes it once older than its grace period"
-        )
+    if note := leftovers.temps_note(store):
+        report.notes.append(note)
     return report
 
 
@@ -394,26 +393,5 @@ def gc(
                 continue  # a writer finished with it meanwhile
             if old and not dry_run:
                 tmp.unlink(missing_ok=True)
-        _prune_ref_temps(store, cutoff, dry_run, report)
+        report.temps_removed, report.temps_kept = leftovers.prune_temps(store, cutoff, dry_run=dry_run)
     return report
-
-
-def _prune_ref_temps(store: SessionStore, cutoff: float, dry_run: bool, report: GcReport) -> None:
-    """Delete the ref-write temp files (`RefStore.stray_temps`) last changed before `cutoff`, the
-    blobs' own grace rule. Called with writers held off: every ref writer holds its session lock,
-    which holds the writers' side of the gc lock, so none is mid-write now."""
-    touched: set[Path] = set()
-    for tmp in store.refs.stray_temps():
-        try:
-            young = tmp.lstat().st_mtime > cutoff
-        except FileNotFoundError:
-            continue
-        if young:
-            report.ref_temps_kept += 1
-            continue
-        if not dry_run:
-            tmp.unlink(missing_ok=True)
-            touched.add(tmp.parent)
-        report.ref_temps_removed.append(str(tmp.relative_to(store.root)))
-    for directory in touched:
-        fsync_dir(directory)
