@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import bench_flips
 from bench_store import SESSION_BIN, baseline_append, copy_turn, real_turns, replicate
 from common import REALDATA, machine_line, write_section
 from pydantic_ai.conversation import Conversation
@@ -574,6 +575,16 @@ def bench_growth(work: Path, turns: list[list[Any]], sizes: list[int], sample: i
     )
 
 
+def bench_flip_counts(work: Path) -> None:
+    """Issue 16's report: the byte-flip cases for blobs, log lines, refs and VERSION, in this table."""
+    counts, bad, seconds = bench_flips.run(work)
+    for name, value in bench_flips.rows(counts):
+        row(name, value)
+    for line in bad:
+        row("a flip not named", line)
+    print(f"(flips: {seconds:.0f} s)")
+
+
 def load_line() -> str:
     """The machine's load when the run ended: other jobs share these cores."""
     one, five, fifteen = os.getloadavg()
@@ -603,6 +614,7 @@ def main() -> None:
             ("list", lambda: bench_list(work, scale[:2] if quick else scale, 7)),
             ("session-list", lambda: bench_session_list(work, turns, scale[:2] if quick else scale, 5)),
             ("resume", lambda: bench_resume(work, turns, 2_000 if quick else 10_000, 15 if quick else 41)),
+            ("flips", lambda: bench_flip_counts(work)),
             ("growth", lambda: bench_growth(work, turns, scale[1:] if quick else [*scale[1:], 100_000], 300)),
         ]  # fmt: skip
         started = time.perf_counter()
