@@ -333,6 +333,10 @@ def cut_point(text: str, near: int) -> int | None:
     return None
 
 
+_helper_free = threading.Lock()
+"""Held while a count uses the helper thread (`_pool`)."""
+
+
 @cache
 def _pool() -> Any:
     from concurrent.futures import ThreadPoolExecutor
@@ -344,11 +348,15 @@ def _uncached(text: str) -> int:
     counter = backend()
     if counter is None:
         return math.ceil(len(text) / CHARS_PER_TOKEN)
-    if counter.threads and len(text) >= SPLIT_CHARS:
-        cut = cut_point(text, len(text) // 2)
-        if cut is not None:
-            second = _pool().submit(counter.count, text[cut:])
-            return counter.count(text[:cut]) + second.result()
+    if counter.threads and len(text) >= SPLIT_CHARS and _helper_free.acquire(blocking=False):
+        # Only when the helper thread is idle: a caller never queues behind another's half.
+        try:
+            cut = cut_point(text, len(text) // 2)
+            if cut is not None:
+                second = _pool().submit(counter.count, text[cut:])
+                return counter.count(text[:cut]) + second.result()
+        finally:
+            _helper_free.release()
     return counter.count(text)
 
 
