@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import bench_flips
 from bench_store import SESSION_BIN, baseline_append, copy_turn, real_turns, replicate
 from common import REALDATA, machine_line, write_section
 from pydantic_ai.conversation import Conversation
@@ -546,22 +547,42 @@ def bench_resume(work: Path, turns: list[list[Any]], messages: int, reps: int) -
 
 
 def bench_growth(work: Path, turns: list[list[Any]], sizes: list[int], sample: int) -> None:
-    per_message: dict[int, list[float]] = {}
+    """Per-message append cost at each history size, the sizes interleaved: every round appends the
+    same turn to each session in turn, so a busy moment of the machine lands on all of them alike
+    (measured one size after the other, the 1k-vs-100k ratio swung 1.05-1.24x between runs)."""
+    sessions = {}
     for n in sizes:
         store = SessionStore.open(work / f"grow-{n}")
         session = store.session("g")
         with no_sync():
             for turn in replicate(turns, n):
                 session.append(turn, compact=False)
-        timings = []
-        for k, turn in enumerate(replicate(turns, sample)):
-            t = copy_turn(turn, 10**7 + k)
-            timings.append(timed(lambda t=t, s=session: s.append(t, compact=False)) / len(t))
-        per_message[n] = timings
-        row(f"Session.append per message after {n:,} messages (compaction off)", spread(timings))
+        sessions[n] = session
+    per_message: dict[int, list[float]] = {n: [] for n in sizes}
+    for k, turn in enumerate(replicate(turns, sample)):
+        order = sizes if k % 2 == 0 else sizes[::-1]
+        for n in order:
+            t = copy_turn(turn, 10**7 + k * len(sizes) + sizes.index(n))  # its own bytes: a real write
+            per_message[n].append(timed(lambda t=t, s=sessions[n]: s.append(t, compact=False)) / len(t))
+    for n in sizes:
+        row(f"Session.append per message after {n:,} messages (compaction off)", spread(per_message[n]))
     first, last = sizes[0], sizes[-1]
     r = statistics.median(per_message[last]) / statistics.median(per_message[first])
-    row(f"append per message: {last:,} vs {first:,} messages", goal(r, 1.1))
+    pairs = statistics.median(b / a for a, b in zip(per_message[first], per_message[last], strict=True))
+    row(
+        f"append per message: {last:,} vs {first:,} messages (ratio of medians; median of per-turn ratios)",
+        f"{goal(r, 1.1)}; {pairs:.2f}×",
+    )
+
+
+def bench_flip_counts(work: Path) -> None:
+    """Issue 16's report: the byte-flip cases for blobs, log lines, refs and VERSION, in this table."""
+    counts, bad, seconds = bench_flips.run(work)
+    for name, value in bench_flips.rows(counts):
+        row(name, value)
+    for line in bad:
+        row("a flip not named", line)
+    print(f"(flips: {seconds:.0f} s)")
 
 
 def load_line() -> str:
@@ -593,6 +614,7 @@ def main() -> None:
             ("list", lambda: bench_list(work, scale[:2] if quick else scale, 7)),
             ("session-list", lambda: bench_session_list(work, turns, scale[:2] if quick else scale, 5)),
             ("resume", lambda: bench_resume(work, turns, 2_000 if quick else 10_000, 15 if quick else 41)),
+            ("flips", lambda: bench_flip_counts(work)),
             ("growth", lambda: bench_growth(work, turns, scale[1:] if quick else [*scale[1:], 100_000], 300)),
         ]  # fmt: skip
         started = time.perf_counter()

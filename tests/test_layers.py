@@ -205,6 +205,8 @@ PORCELAIN_FLOORS = {
     "writer": 1,
     "heads": 1,
     "staging": 1,
+    "moving": 0,
+    "leftovers": 1,
     "splitting": 1,
     "revisions": 1,
     "maintenance": 2,

@@ -271,3 +271,47 @@ def test_a_damaged_table_degrades_the_backend_never_an_append(
     monkeypatch.setattr(tokenizer, "_bpe_bindings", lambda: __import__("no_such_module_bpe"))
     with pytest.warns(RuntimeWarning, match="no tokenizer backend loads .*reinstall"):
         assert tokenizer.count("hello world") == 3  # characters/4, never a crash
+
+
+_ODD_SPACES = ["\x1c", "\x85", "\xa0", "\u2028", "\u3000"]  # whitespace to Python, not all to the pattern
+_CUTTABLE = st.text(
+    alphabet=st.sampled_from([*"ab Z9'.,;:-_(){}\n\n\n\r\t ", *_ODD_SPACES, "é", "中", "🙂"]), max_size=120
+)
+
+
+@hsettings(max_examples=300, deadline=None)
+@given(_CUTTABLE)
+def test_counts_add_up_at_every_cut_point(text: str) -> None:
+    count = _tiktoken().count
+    cuts = {tokenizer.cut_point(text, near) for near in range(len(text))} - {None}
+    for cut in cuts:
+        assert cut is not None and text[cut - 1] == "\n"
+        assert count(text[:cut]) + count(text[cut:]) == count(text), (text, cut)
+
+
+def test_a_cut_between_two_newlines_would_not_add_up() -> None:
+    # The control: "\n\n" is one token, so a cut inside a run of newlines changes the count; the
+    # rule never cuts there.
+    count = _tiktoken().count
+    assert count("x\n") + count("\nx") != count("x\n\nx")
+    assert tokenizer.cut_point("x\n\nx", 0) == 3
+    assert tokenizer.cut_point("x\n \n", 0) is None
+
+
+def test_counts_add_up_at_the_middle_cut_of_real_texts() -> None:
+    count = _tiktoken().count
+    texts = [t for t in dict.fromkeys(_realdata_strings()) if len(t) >= 512]
+    cut_texts = [(t, c) for t in texts if (c := tokenizer.cut_point(t, len(t) // 2)) is not None]
+    assert len(cut_texts) > 100
+    differ = [t[:60] for t, c in cut_texts if count(t[:c]) + count(t[c:]) != count(t)]
+    assert not differ, f"{len(differ)} of {len(cut_texts)} real texts do not add up, e.g. {differ[:3]}"
+
+
+def test_a_long_text_counted_in_halves_counts_what_tiktoken_counts(
+    fresh: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(tokenizer.ENV, "tiktoken")
+    line = "def handler(event):\n    return {'status': 200, 'body': event['payload'][::-1]}\n"
+    text = line * (2 * tokenizer.SPLIT_CHARS // len(line))
+    assert tokenizer.backend().threads and len(text) >= tokenizer.SPLIT_CHARS
+    assert tokenizer.count(text) == len(_reference().encode_ordinary(text))  # type: ignore[attr-defined]

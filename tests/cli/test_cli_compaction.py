@@ -6,8 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
+from helpers.messages import tagged_turn
 from sessionstore import SessionStore
 from sessionstore.cli.main import cli
 from sessionstore.compaction.turns import pairs_intact
@@ -81,3 +83,19 @@ def test_end_appends_a_bullet_to_memory(tmp_path: Path) -> None:
     assert code == 0, err
     text = (repo / "MEMORY.md").read_text()
     assert "fix-restock:" in text
+
+
+@pytest.mark.parametrize("focus", ["", "   ", "\t\n"])
+def test_compact_refuses_an_empty_focus_and_writes_nothing(tmp_path: Path, focus: str) -> None:
+    root = tmp_path / "s"
+    SessionStore.open(root).session("d").append(tagged_turn(0, 0))
+    before = {
+        p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file() and "locks" not in p.parts
+    }
+    code, out, err = run("compact", "d", "--focus", focus, store=root)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "--focus is empty" in err and "leave --focus out" in err
+    after = {
+        p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file() and "locks" not in p.parts
+    }
+    assert after == before

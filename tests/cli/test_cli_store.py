@@ -11,6 +11,7 @@ import pytest
 
 from helpers.cli import EXAMPLE, assert_refused, run, snapshot
 from helpers.messages import sample_turns
+from sessionstore.plumbing.fsutil import write_temp
 from sessionstore.porcelain.store import SessionStore
 
 
@@ -156,6 +157,32 @@ def test_gc_removes_old_orphans_only(filled: Path) -> None:
     assert run(filled, "gc", "--grace", "0").stdout.startswith("removed 1 unreachable object")
     assert not young.exists()
     assert run(filled, "fsck").exit_code == 0
+
+
+def test_a_leftover_ref_temp_is_an_fsck_note_and_a_gc_line(filled: Path) -> None:
+    ref = filled / "refs" / "checkpoints" / "beta" / "1"
+    left = write_temp(ref.parent, ref.read_bytes())  # what a ref write killed before its link leaves
+    relative = str(left.relative_to(filled))
+    checked = run(filled, "fsck")
+    assert checked.exit_code == 0 and checked.stdout.rstrip().endswith(": ok")
+    assert f"note: {relative}: temp file of a write a crash interrupted, never read" in checked.stdout
+    assert orjson.loads(run(filled, "fsck", "--json").stdout)["notes"] == [
+        checked.stdout.split("note: ")[1].splitlines()[0]
+    ]
+    kept = run(filled, "gc")
+    assert (
+        "removed 0 leftover temp files of writes a crash interrupted (refs/checkpoints/*/.tmp-*, titles"
+        in kept.stdout
+    )
+    assert "; kept 1 younger than 14 days" in kept.stdout and left.exists()
+    old = time.time() - 15 * 86400
+    os.utime(left, (old, old))
+    dry = orjson.loads(run(filled, "gc", "--dry-run", "--json").stdout)
+    assert (dry["temps_removed"], dry["temps_kept"]) == ([relative], 0) and left.exists()
+    done = run(filled, "gc")
+    assert "removed 1 leftover temp file of writes a crash interrupted" in done.stdout and not left.exists()
+    assert "leftover" not in run(filled, "gc").stdout, "no line when there is nothing to say"
+    assert "note:" not in run(filled, "fsck").stdout and ref.is_file()
 
 
 def test_gc_refuses_a_negative_grace(filled: Path) -> None:

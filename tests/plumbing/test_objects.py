@@ -220,3 +220,29 @@ def test_a_big_load_hashed_while_decoding_still_names_the_bad_blob(tmp_path, dec
 
     with pytest.raises(CorruptObjectError, match=oids[1][:12]):
         objects.load(oids, decode)
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_a_failed_background_check_stores_nothing_and_names_its_error(tmp_path, existing: bool) -> None:
+    # The check runs beside the write and gates the object's naming: a refusal leaves no object and
+    # no temp file (or an existing object untouched), and the caller gets the check's own error.
+    objects = ObjectStore(tmp_path)
+    data = b'{"kind":"request"}\n'
+    if existing:
+        oid = objects.write(data)
+        os.utime(objects.path(oid), (1_600_000_000, 1_600_000_000))
+
+    def refuse(blob: bytes) -> None:
+        assert blob == data
+        raise ValueError("would not read back")
+
+    with pytest.raises(ValueError, match="would not read back"):
+        objects.write_in_background(data, refuse).result()
+    assert not list(objects.stray_temps())
+    if existing:
+        assert objects.path(oid).stat().st_mtime == 1_600_000_000
+    else:
+        assert list(objects) == []
+    seen: list[bytes] = []
+    assert objects.write_in_background(data, seen.append).result() == hash_bytes(data)
+    assert seen == [data] and objects.read(hash_bytes(data)) == data

@@ -7,6 +7,7 @@ import os
 import pytest
 
 from sessionstore.errors import CorruptObjectError, ImmutableRefError
+from sessionstore.plumbing.fsutil import write_temp
 from sessionstore.plumbing.refs import CheckpointRef, RefStore
 
 A, B = "a" * 64, "b" * 64
@@ -50,3 +51,19 @@ def test_missing_and_malformed_refs(tmp_path) -> None:
     (tmp_path / "refs/checkpoints/s/2").write_text("garbage")
     with pytest.raises(CorruptObjectError, match="checkpoints/s/2 is malformed"):
         refs.read("s", 2)
+
+
+def test_stray_temps_lists_only_temp_files_inside_the_store(tmp_path) -> None:
+    refs = RefStore(tmp_path)
+    refs.create("s", 1, A, 0)
+    refs.create("t", 1, B, 5)
+    assert list(refs.stray_temps()) == []
+    left = write_temp(refs.dir / "s", f"{B} 9\n".encode())  # a ref write killed before its link
+    (refs.dir / "t" / ".tmp-dir").mkdir()  # not a file: never listed, so never unlinked
+    os.symlink(tmp_path / "elsewhere", refs.dir / "t" / ".tmp-link")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / ".tmp-victim").write_bytes(b"not the store's")
+    os.symlink(outside, refs.dir / "linked")  # a symlinked session directory is not entered
+    assert list(refs.stray_temps()) == [left]
+    assert [r.k for r in refs.list("s")] == [1] and [k for k, _ in refs.entries("s")] == [1]

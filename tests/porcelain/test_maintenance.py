@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import signal
 import time
+from pathlib import Path
 
 import pytest
 from pydantic_ai.messages import ModelRequest, UserPromptPart
 
 from helpers.messages import tagged_turn
+from helpers.procs import spawn
 from sessionstore.errors import CorruptLogError, CorruptObjectError, SessionStoreError
 from sessionstore.porcelain.maintenance import fsck, gc
 from sessionstore.porcelain.store import SessionStore
@@ -361,12 +364,14 @@ def test_a_symlinked_store_directory_is_refused_and_nothing_lands_outside(
 
 
 def test_fsck_lists_every_non_regular_object_instead_of_hanging(filled: SessionStore, tmp_path) -> None:
-    fan = filled.objects.dir / "ee"
+    # Two fan-out directories no blob uses (blob names vary with the commit times: "ee" once existed).
+    free = [f"{i:02x}" for i in range(255, -1, -1) if not (filled.objects.dir / f"{i:02x}").exists()]
+    fan = filled.objects.dir / free[0]
     fan.mkdir()
     os.mkfifo(fan / ("1" * 62))
     (fan / ("2" * 62)).symlink_to("/dev/zero")
     (fan / ("3" * 62)).mkdir()
-    (filled.objects.dir / "ff").symlink_to(tmp_path)
+    (filled.objects.dir / free[1]).symlink_to(tmp_path)
     report = fsck(filled)
     kinds = sorted(p.split(" is ")[1].split(",")[0] for p in report.problems if p.startswith("objects/"))
     assert kinds == ["a FIFO", "a directory", "a symlink", "a symlink"], report.problems
@@ -477,3 +482,56 @@ def test_a_flipped_byte_in_version_is_refused_in_one_line(filled: SessionStore, 
     with pytest.raises(NotAStoreError, match="has store format") as err:
         SessionStore.open(filled.root)
     assert "\n" not in str(err.value)
+
+
+def _killed_mid_ref_write(store: SessionStore, name: str) -> Path:
+    """Compact `name` in a child stopped inside its checkpoint-ref write, kill -9 it there, and return
+    the temp file it left."""
+    child = spawn("stop_in_ref_write.py", store.root, name)
+    assert child.stdout is not None and child.stdout.readline().strip() == "stopping"
+    _, status = os.waitpid(child.pid, os.WUNTRACED)
+    assert os.WIFSTOPPED(status)
+    child.kill()
+    assert child.wait(timeout=10) == -signal.SIGKILL
+    (left,) = store.refs.stray_temps()
+    return left
+
+
+def test_a_ref_write_killed_mid_way_is_a_note_for_fsck_and_gc_removes_it_after_the_grace_period(
+    filled: SessionStore,
+) -> None:
+    left = _killed_mid_ref_write(filled, "b")
+    head = filled.log("b").head()
+    assert head is not None and head.kind == "compaction"
+    assert left.parent == filled.refs.dir / "b" and left.read_bytes() == f"{head.id} {head.offset}\n".encode()
+    report = filled.fsck()
+    assert report.problems == ["b: checkpoints/b/1 is missing; `session fsck --repair` recreates it"]
+    assert len(report.notes) == 1 and report.notes[0].startswith("refs/checkpoints/b/.tmp-")
+    assert filled.fsck(repair=True).repaired == ["b: recreated checkpoints/b/1"]
+    report = filled.fsck()
+    assert report.ok and len(report.notes) == 1, "a leftover is not a problem, and repair leaves it to gc"
+    history = filled.session("b").history
+
+    relative = str(left.relative_to(filled.root))
+    young = filled.gc(grace_days=14)
+    assert (young.temps_removed, young.temps_kept) == ([], 1) and left.exists()
+    for days, gone in ((13, False), (15, True)):
+        past = time.time() - days * 86400
+        os.utime(left, (past, past))
+        dry = filled.gc(grace_days=14, dry_run=True)
+        assert dry.temps_removed == ([relative] if gone else []) and left.exists()
+        done = filled.gc(grace_days=14)
+        assert (done.temps_removed, done.temps_kept) == (([relative], 0) if gone else ([], 1))
+        assert left.exists() is not gone
+    report = filled.fsck()
+    assert report.ok and report.notes == []
+    assert filled.refs.read("b", 1).commit_id == head.id and filled.session("b").history == history
+
+
+def test_gc_at_grace_zero_removes_a_fresh_leftover_since_no_ref_writer_runs_during_gc(
+    filled: SessionStore,
+) -> None:
+    left = _killed_mid_ref_write(filled, "a")
+    assert filled.gc(grace_days=0).temps_removed == [str(left.relative_to(filled.root))]
+    assert not left.exists() and filled.fsck(repair=True).repaired == ["a: recreated checkpoints/a/2"]
+    assert filled.fsck().ok

@@ -150,3 +150,54 @@ def test_title_is_derived_set_and_cleared(store: SessionStore) -> None:
     assert naming.title(store, "fix-auth") == derived
     with pytest.raises(UnknownRevision):
         naming.set_title(store, "nope", "x")
+
+
+KILLS = 8
+
+
+def _where(store: SessionStore, names: tuple[str, str]) -> list[str]:
+    """Every place a copy of the session's log is: a live name, or a trash entry."""
+    live = [n for n in names if store.log(n).path.exists()]
+    return live + [f"trash/{e.path.name}" for e in naming.removed(store) if (e.path / "log.jsonl").exists()]
+
+
+def test_kill_9_during_rm_and_rename_leaves_the_session_whole_at_one_place(store: SessionStore) -> None:
+    """Real `session rename` / `rm` / `rm --undo` commands killed with SIGKILL at random instants: the
+    log is always at exactly one place, `fsck --repair` finishes what the kill cut (the journalled move),
+    and then the session is whole: its log, refs and set title at one name, or all of it in the trash
+    for `rm --undo`; nothing is left at the other name."""
+    import random
+    import signal
+    import time
+
+    names = ("fix-auth", "auth")
+    naming.set_title(store, "fix-auth", "the auth work")
+    log, ref = store.log("fix-auth").path.read_bytes(), (store.refs.dir / "fix-auth" / "1").read_bytes()
+    history = store.session("fix-auth").history
+    rng = random.Random(15)
+    interrupted = 0
+    for kill in range(KILLS):
+        child = spawn("naming_loop.py", store.root, *names, ("rename", "rm")[kill % 2])
+        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        time.sleep(rng.uniform(0.0, 0.02))
+        child.kill()
+        assert child.wait(timeout=10) == -signal.SIGKILL, f"kill {kill}: the loop ended on its own"
+        where = _where(store, names)
+        assert len(where) == 1, f"kill {kill}: the log is at {where}"  # never lost, never doubled
+        repaired = store.fsck(repair=True).repaired
+        interrupted += any("interrupted" in line for line in repaired)
+        report = store.fsck()
+        assert report.ok, f"kill {kill}: {report.problems}"
+        if where[0].startswith("trash/"):  # removed: `rm --undo` brings all of it back
+            naming.undo_remove(store, where[0].removeprefix("trash/").rpartition(".")[0])
+        (name,) = [n for n in names if store.exists(n)]
+        other = names[1 - names.index(name)]
+        assert store.log(name).path.read_bytes() == log and (store.refs.dir / name / "1").read_bytes() == ref
+        assert naming.title(store, name) == "the auth work", f"kill {kill}: the title did not follow"
+        assert not (store.refs.dir / other).exists() and not (store.root / "titles" / other).exists()
+        assert all((e.path / "log.jsonl").is_file() for e in naming.removed(store)), "an empty trash entry"
+        assert not [p.name for p in (store.root / "trash").iterdir() if p.name.startswith(".moving-")]
+    print(f"{KILLS} kills, {interrupted} of them mid-move")
+    assert store.session(name).history == history and store.fsck().ok
+    store.gc(grace_days=0)  # a journal's temp file a kill cut mid-write is gc's, like a ref's
+    assert not [p.name for p in (store.root / "trash").iterdir()] and not store.fsck().notes

@@ -11,14 +11,20 @@ from typing import TYPE_CHECKING
 import click
 
 from .history_cmds import log
-from .output import colour_enabled, complete_session, open_store, require_session, store_path
+from .output import colour_enabled, complete_session, fail, open_store, require_session, store_path
 
 if TYPE_CHECKING:
     from ..porcelain.store import SessionStore
 
 
 def compact(store: SessionStore, name: str, *, focus: str | None = None) -> int:
-    """`session compact`: full compaction of `name` now; exit 0."""
+    """`session compact`: full compaction of `name` now; exit 0. An empty or blank `focus` is refused
+    before anything is read or written (it would silently mean "no focus")."""
+    if focus is not None and not focus.strip():
+        raise fail(
+            "--focus is empty: say what the summary should keep in detail "
+            '(--focus "the auth tests"), or leave --focus out'
+        )
     name = require_session(store, name)
     session = store.session(name, create=False)
     before = session.tokens

@@ -223,6 +223,7 @@ def fsck(store: SessionStore, *, repair: bool = False, fmt: str | None = None) -
         print_json({
             "ok": report.ok, "sessions": report.sessions, "commits": report.commits,
             "objects": report.objects, "problems": report.problems, "repaired": report.repaired,
+            "notes": report.notes,
         })  # fmt: skip
         return 0 if report.ok else 1
     paint = painter()
@@ -230,6 +231,8 @@ def fsck(store: SessionStore, *, repair: bool = False, fmt: str | None = None) -
         click.echo(f"{paint('repaired', fg='green')}: {line}")
     for line in report.problems:
         click.echo(f"{paint('problem', fg='red')}: {line}")
+    for line in report.notes:
+        click.echo(f"{paint('note', fg='yellow')}: {line}")
     summary = (
         f"checked {plural(report.sessions, 'session')}, {plural(report.commits, 'commit')}, "
         f"{plural(report.objects, 'object')}"
@@ -288,7 +291,8 @@ def gc(
             "dry_run": dry_run, "grace_days": grace_days, "removed": report.removed,
             "freed_bytes": report.freed_bytes, "kept_young": report.kept_young,
             "kept_committed": report.kept_committed, "reachable": report.reachable,
-            "trash_removed": report.trash_removed,
+            "trash_removed": report.trash_removed, "temps_removed": report.temps_removed,
+            "temps_kept": report.temps_kept,
         })  # fmt: skip
         return 0
     verb = "would remove" if dry_run else "removed"
@@ -307,6 +311,16 @@ def gc(
             f"{verb} {number(len(report.trash_removed))} trash "
             f"{'entry' if len(report.trash_removed) == 1 else 'entries'} older than {grace_days:g} days "
             "(`session rm --undo` can no longer restore them)"
+        )
+    if report.temps_removed or report.temps_kept:
+        young = (
+            f"; kept {number(report.temps_kept)} younger than {grace_days:g} days"
+            if report.temps_kept
+            else ""
+        )
+        click.echo(
+            f"{verb} {plural(len(report.temps_removed), 'leftover temp file')} of writes a crash interrupted "
+            f"(refs/checkpoints/*/.tmp-*, titles/.tmp-*, trash/.tmp-*){young}"
         )
     return 0
 

@@ -35,6 +35,13 @@ def _writer() -> ThreadPoolExecutor:
 
 
 @cache
+def _checker() -> ThreadPoolExecutor:
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="sessionstore-check")
+
+
+@cache
 def _hasher() -> ThreadPoolExecutor:
     from concurrent.futures import ThreadPoolExecutor
 
@@ -72,13 +79,17 @@ class ObjectStore:
     def exists(self, oid: str) -> bool:
         return self.path(oid).is_file()
 
-    def write(self, data: bytes) -> str:
+    def write(self, data: bytes, gate: Callable[[], object] | None = None) -> str:
         """Store `data` durably and return its id; an existing object is kept and its mtime touched.
 
         "Existing" means a regular file of exactly `len(data)` bytes at the object's path: a regular
         file of another size (damage) is replaced by the right bytes, and anything else there (a
         directory, FIFO, symlink) is refused with `SessionStoreError`, so no turn is acknowledged
         over a blob that was never stored.
+
+        `gate()`, when given, is called once the bytes are synced to their temp file and before they
+        get the object's name (or before an existing object is touched): if it raises, the temp file
+        is removed and nothing is stored. It lets a check of the bytes run while they are synced.
         """
         oid = hash_bytes(data)
         final = self.path(oid)
@@ -96,6 +107,8 @@ class ObjectStore:
                     "move it out of the store, then retry (nothing was written)"
                 )
             if st.st_size == len(data):
+                if gate is not None:
+                    gate()
                 try:
                     os.utime(final, follow_symlinks=False)
                     return oid
@@ -106,6 +119,8 @@ class ObjectStore:
             fsync_dir(self.dir)
         tmp = write_temp(fan, data)
         try:
+            if gate is not None:
+                gate()
             if st is not None and stat.S_ISREG(st.st_mode) and st.st_size != len(data):
                 os.replace(tmp, final)  # a damaged copy: these bytes are the ones its name promises
             else:
@@ -123,17 +138,14 @@ class ObjectStore:
         A write is mostly waiting on fsync, which releases the GIL, so a caller can tokenize the same
         turn meanwhile (tiktoken releases it too): an append then costs the longer of the two, not the
         sum. One worker per process: writes are durable one by one, as the caller awaits each.
-        `check(data)`, when given, runs on the worker first: if it raises, nothing is written and the
-        future carries its error.
+        `check(data)`, when given, runs on a second worker while the bytes are written and synced to
+        their temp file, and gates their naming (`write`'s `gate`): if it raises, nothing is stored
+        and the future carries its error.
         """
         if check is None:
             return _writer().submit(self.write, data)
-
-        def checked() -> str:
-            check(data)
-            return self.write(data)
-
-        return _writer().submit(checked)
+        checking = _checker().submit(check, data)
+        return _writer().submit(self.write, data, checking.result)
 
     def read(self, oid: str) -> bytes:
         """The bytes of `oid`, verified against the name; `CorruptObjectError` names a bad object."""

@@ -3,16 +3,25 @@
 A ref names the compaction commit a resumed session replays from and the byte offset of its log line,
 so reaching a checkpoint is one seek. Refs are derivable from the logs (fsck checks and repairs them)
 and are never rewritten: a second create raises `ImmutableRefError` and changes nothing.
+
+A ref is written as `refs/checkpoints/<session>/.tmp-*` (fsynced) and then linked or renamed into place,
+so a kill -9 mid-write can leave that temp file behind. It is never a ref (`_numbers` reads digit names
+only); `stray_temps` lists such files for `session gc` to remove and `session fsck` to mention.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CorruptObjectError, ImmutableRefError
 from .fsutil import atomic_replace, check_store_dir, create_exclusive, fsync_dir, read_regular
 from .names import check_name
+
+TEMP_PREFIX = ".tmp-"
+"""How the temp file of a ref write starts (`fsutil.write_temp`'s default prefix)."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +104,28 @@ class RefStore:
         if not directory.is_dir():
             return []
         return sorted(int(p.name) for p in directory.iterdir() if p.name.isascii() and p.name.isdigit())
+
+    def stray_temps(self) -> Iterator[Path]:
+        """The `.tmp-*` files a ref write killed mid-way left in `refs/checkpoints/<session>/`: regular
+        files only, and no symlinked session directory is entered, so whatever a caller deletes from
+        this list is inside the store. Names, not contents: a listed file may vanish meanwhile (its
+        writer finished with it)."""
+        check_store_dir(self.dir.parent)
+        check_store_dir(self.dir)
+        try:
+            sessions = list(os.scandir(self.dir))
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        for session in sorted(sessions, key=lambda e: e.name):
+            if not session.is_dir(follow_symlinks=False):
+                continue
+            try:
+                entries = list(os.scandir(session.path))
+            except (FileNotFoundError, NotADirectoryError):
+                continue  # removed or renamed meanwhile (`session rm`, `rename`)
+            for entry in sorted(entries, key=lambda e: e.name):
+                if entry.name.startswith(TEMP_PREFIX) and entry.is_file(follow_symlinks=False):
+                    yield Path(entry.path)
 
     def rewrite_malformed(self, session: str, k: int, commit_id: str, offset: int) -> CheckpointRef:
         """Replace a ref that does not parse (a flipped byte, git's conflict markers) by the value the

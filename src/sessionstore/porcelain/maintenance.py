@@ -7,7 +7,9 @@ It repairs only what can be rebuilt without guessing, and says exactly what it d
 compaction commit), a log git left with conflict markers (split: ours stays NAME, theirs becomes
 NAME-<short id of theirs' head>, each with its refs; see `splitting`), and what an interrupted import
 left behind. Damage is never cut: a newline-terminated line that does not verify, or a log that ends
-before a checkpoint points, is named with the fix (restore from git or a backup).
+before a checkpoint points, is named with the fix (restore from git or a backup). The temp file a
+write killed mid-way leaves (a checkpoint ref's, a title's, a move journal's) is a note, not a problem:
+gc removes it after the grace period. fsck also finishes a `rm`/`rename` a crash cut (`leftovers`).
 
 gc never runs on a store fsck would call damaged (deleting with a misread log could delete reachable
 data), never while a writer is between a blob and its commit line (`gc_exclusive`), and in a store git
@@ -31,7 +33,7 @@ from ..plumbing.fsutil import check_store_dir
 from ..plumbing.locks import gc_exclusive
 from ..plumbing.logs import Commit, MergeConflictError
 from ..plumbing.objects import is_object_id
-from . import splitting
+from . import leftovers, splitting
 from .heads import HEADS_FILE, HeadsCache
 from .staging import leftover_imports, remove_leftover_import
 
@@ -49,6 +51,8 @@ class FsckReport:
     objects: int = 0
     problems: list[str] = field(default_factory=list)
     repaired: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """Worth knowing, not a problem (`ok` ignores them): temp files a crash left (`leftovers`)."""
 
     @property
     def ok(self) -> bool:
@@ -66,6 +70,11 @@ class GcReport:
     trash_removed: list[str] = field(default_factory=list)
     """Trash entries (`session rm`) older than the grace period, deleted after the blobs
     (`SessionStore.gc`)."""
+    temps_removed: list[str] = field(default_factory=list)
+    """Temp files a write killed mid-way left (`leftovers`: mostly a checkpoint ref's) older than
+    the grace period, deleted (or, in a dry run, that would be), as store-relative paths."""
+    temps_kept: int = 0
+    """Such files younger than the grace period, kept: a writer may still be using one."""
 
 
 def _reachable(commits: list[Commit]) -> set[str]:
@@ -120,6 +129,8 @@ def fsck(store: SessionStore, *, repair: bool = False, progress: Progress | None
         "of the store's logs/"
         for stray in store.stray_logs()
     )
+    # first: the sessions a finished move completes are checked below
+    leftovers.check_moves(store, repair, report.problems, report.repaired)
     _check_leftover_imports(store, repair, report)
     lines: dict[str, int] = {}  # verified blob -> message count
     names = store.sessions()
@@ -140,6 +151,8 @@ def fsck(store: SessionStore, *, repair: bool = False, progress: Progress | None
             except CorruptObjectError as err:
                 report.problems.append(f"unreachable {err}")
     _check_heads_cache(store, repair, report)
+    if note := leftovers.temps_note(store):
+        report.notes.append(note)
     return report
 
 
@@ -258,7 +271,8 @@ def _check_refs(
         if ref is None or isinstance(ref, CorruptObjectError):
             if repair:
                 try:
-                    store.refs.rewrite_malformed(name, k, c.id, c.offset)
+                    with store.lock(name):  # a ref writer holds it: gc's exclusion then covers this one too
+                        store.refs.rewrite_malformed(name, k, c.id, c.offset)
                     verb = "recreated" if ref is None else "rewrote the malformed"
                     report.repaired.append(f"{name}: {verb} checkpoints/{name}/{k}")
                 except ImmutableRefError:
@@ -379,4 +393,5 @@ def gc(
                 continue  # a writer finished with it meanwhile
             if old and not dry_run:
                 tmp.unlink(missing_ok=True)
+        report.temps_removed, report.temps_kept = leftovers.prune_temps(store, cutoff, dry_run=dry_run)
     return report

@@ -12,11 +12,11 @@ Beside DESIGN §2's layout this module keeps two directories of its own:
   blobs only it reached (those older than the grace period: they are unreachable by then).
 
 Atomicity. Moving the log file is the commit point of each operation (one `rename(2)`, directory
-fsynced): before it, the session is where it was; after it, where it goes. Refs and title follow
-under the same locks. A crash between the two leaves either a session without its refs, which
-`session fsck --repair` recreates from the log (refs are derivable), or refs without a log, which no
-reader sees and the next import or rename of that name clears. `rename` holds both sessions' locks
-(in name order, so two renames cannot deadlock); `rm` holds the session's.
+fsynced): before it, the session is where it was; after it, where it goes. Refs and title go with it
+as one journalled move (`moving`): a kill -9 at any instant leaves no name with refs or a title but no
+log, and the next naming command on those names (or `session fsck --repair`) finishes the move from
+its journal. `rename` holds both sessions' locks (in name order, so two renames cannot deadlock);
+`rm` and `rm --undo` hold the session's.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import orjson
 from ..errors import SessionStoreError
 from ..plumbing.fsutil import atomic_replace, fsync_dir
 from ..plumbing.names import check_name
+from . import moving
 from .lookup import conversation_of
 
 if TYPE_CHECKING:
@@ -57,12 +58,8 @@ _TITLE_COMMITS = 8
 """Commits `derived_title` looks through for the first real request."""
 
 
-def _titles(store: SessionStore) -> Path:
-    return store.root / "titles"
-
-
-def _trash(store: SessionStore) -> Path:
-    return store.root / "trash"
+_titles = moving.titles_dir
+_trash = moving.trash_dir
 
 
 # --- titles -----------------------------------------------------------------------------------------
@@ -149,6 +146,7 @@ def titled(store: SessionStore) -> frozenset[str]:
 
 def set_title(store: SessionStore, name: str, text: str | None) -> None:
     """Set (or, with None or '', clear) the title of existing session `name`; durable."""
+    moving.finish_involving(store, [name])  # a title a crash left staged is put in place first
     _existing(store, name)
     path = _titles(store) / name
     clean = " ".join((text or "").split())
@@ -180,30 +178,38 @@ def _existing(store: SessionStore, name: str) -> None:
     store.require(check_name(name))  # the store's unknown-session error, with its suggestions
 
 
-def _move(src: Path, dst: Path) -> bool:
-    """Rename `src` to `dst` if `src` exists, then fsync both directories; True if it moved."""
-    try:
-        os.rename(src, dst)
-    except FileNotFoundError:
-        return False
-    fsync_dir(dst.parent)
-    if src.parent != dst.parent:
-        fsync_dir(src.parent)
-    return True
+def _relative(store: SessionStore, path: Path) -> str:
+    return path.relative_to(store.root).as_posix()
+
+
+def _followers(store: SessionStore, name: str) -> list[str]:
+    """Store-relative paths of what goes with `name`'s log: its refs directory and its title."""
+    return [_relative(store, store.refs.dir / name), _relative(store, _titles(store) / name)]
+
+
+def _clear_the_way(store: SessionStore, name: str) -> None:
+    """Set aside refs or a title at `name` that have no log there (never valid: an older crash, or a
+    hand edit), so a session arriving at `name` cannot inherit them; kept in the trash, not deleted."""
+    if not store.exists(name):
+        moving.set_aside(store, store.refs.dir / name, f"refs-{name}")
+        moving.set_aside(store, _titles(store) / name, f"title-{name}")
 
 
 def remove(store: SessionStore, name: str) -> Removed:
     """Move session `name`'s log, checkpoint refs and title to the trash (see the module docstring)."""
+    moving.finish_involving(store, [name])
     _existing(store, name)
     stamp = datetime.now(UTC).strftime(STAMP)
     entry = _trash(store) / f"{name}.{stamp}"
     with store.lock(name):
         _existing(store, name)
-        entry.mkdir(parents=True)
-        fsync_dir(entry.parent)
-        _move(store.log(name).path, entry / "log.jsonl")  # the commit point: the session is gone
-        _move(store.refs.dir / name, entry / "refs")
-        _move(_titles(store) / name, entry / "title")
+        log = _relative(store, store.log(name).path)
+        refs, title_file = _followers(store, name)
+        into = _relative(store, entry)
+        moving.run(store, moving.Move(
+            what=f"session rm {name}", locks=(name,), log=(log, f"{into}/log.jsonl"),
+            followers=((refs, f"{into}/refs"), (title_file, f"{into}/title")), made=into,
+        ))  # fmt: skip
     return Removed(name, stamp, entry)
 
 
@@ -243,9 +249,15 @@ def purge_removed(store: SessionStore, entries: list[Removed]) -> list[str]:
     """Delete trash entries for good (`session gc`, once older than its grace period); their names."""
     import shutil
 
+    # An interrupted move may still need an entry (its log, or where its followers go): kept until
+    # `fsck --repair` or the next naming command finishes that move.
+    busy = {path for found in moving.interrupted(store) if found.move for path in found.move.paths()}
     out = []
     for entry in entries:
         if entry.path.parent == _trash(store) and entry.path.is_dir() and not entry.path.is_symlink():
+            mine = _relative(store, entry.path)
+            if any(path == mine or path.startswith(mine + "/") for path in busy):
+                continue
             shutil.rmtree(entry.path)
             out.append(f"{entry.name}.{entry.when}")
     if out:
@@ -257,7 +269,8 @@ def undo_remove(store: SessionStore, name: str) -> Removed:
     """Put back the newest trash entry of `name`; refused if a session has that name again or if gc
     has already removed blobs it needs (nothing changes then)."""
     check_name(name)
-    entries = removed(store, name)
+    moving.finish_involving(store, [name])
+    entries = [e for e in removed(store, name) if (e.path / "log.jsonl").exists()]
     if not entries:
         raise SessionStoreError(f"no removed session {name!r} to restore: `session rm --list` shows them")
     entry = entries[-1]
@@ -273,12 +286,14 @@ def undo_remove(store: SessionStore, name: str) -> Removed:
                 f"cannot restore {name!r}: `session gc` has removed {missing} of its blobs since it was "
                 f"removed; its log stays in {entry.path}"
             )
-        _move(store.refs.dir / name, _trash(store) / f".stale-refs-{name}.{entry.when}")  # orphan refs
-        _move(entry.path / "refs", store.refs.dir / name)
-        _move(entry.path / "title", _titles(store) / name)
-        _move(entry.path / "log.jsonl", store.log(name).path)  # the commit point: the session is back
-        entry.path.rmdir()
-        fsync_dir(entry.path.parent)
+        _clear_the_way(store, name)
+        refs, title_file = _followers(store, name)
+        came = _relative(store, entry.path)
+        moving.run(store, moving.Move(
+            what=f"session rm --undo {name}", locks=(name,),
+            log=(f"{came}/log.jsonl", _relative(store, store.log(name).path)),
+            followers=((f"{came}/refs", refs), (f"{came}/title", title_file)), emptied=came,
+        ))  # fmt: skip
     return entry
 
 
@@ -287,6 +302,7 @@ def undo_remove(store: SessionStore, name: str) -> Removed:
 
 def rename(store: SessionStore, old: str, new: str) -> None:
     """Rename session `old` to `new`, with its checkpoint refs and title (both locks held)."""
+    moving.finish_involving(store, [old, new])
     _existing(store, old)
     check_name(new)
     if old == new:
@@ -301,11 +317,9 @@ def rename(store: SessionStore, old: str, new: str) -> None:
         _existing(store, old)
         if store.exists(new):
             raise SessionStoreError(f"session {new!r} already exists: choose another name (nothing changed)")
-        stale = store.refs.dir / new
-        if stale.exists():  # refs a crash left without their log: never valid, keep them aside
-            stamp = datetime.now(UTC).strftime(STAMP)
-            _trash(store).mkdir(exist_ok=True)
-            _move(stale, _trash(store) / f".stale-refs-{new}.{stamp}")
-        _move(store.log(old).path, store.log(new).path)  # the commit point
-        _move(store.refs.dir / old, store.refs.dir / new)
-        _move(_titles(store) / old, _titles(store) / new)
+        _clear_the_way(store, new)
+        log = (_relative(store, store.log(old).path), _relative(store, store.log(new).path))
+        pairs = tuple(zip(_followers(store, old), _followers(store, new), strict=True))
+        moving.run(
+            store, moving.Move(what=f"session rename {old} {new}", locks=(old, new), log=log, followers=pairs)
+        )
