@@ -50,7 +50,7 @@ STORE_PATH = {
 ROWS = {
     "sessionstore.accounting.thresholds", "sessionstore.porcelain.gauge",  # the context column
     "sessionstore.porcelain.lookup", "sessionstore.porcelain.revisions",  # conversation labels
-    "sessionstore.porcelain.naming",  # set titles
+    "sessionstore.porcelain.naming", "sessionstore.porcelain.moving",  # set titles (`moving.titles_dir`)
 }  # fmt: skip
 """Added once there are rows to print from the heads cache."""
 DERIVING = {"sessionstore.porcelain.search"}
