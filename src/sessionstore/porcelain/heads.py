@@ -104,8 +104,8 @@ class HeadsCache:
             return self._infos(derive, cached=cached)
 
     def _infos(self, derive: Callable[[StoreLayout, str], str] | None, *, cached: bool) -> list[SessionInfo]:
-        # Once per session, 10,000 times in a big store: a hit is decided inline (no helper call,
-        # no key list built), the commit is its cached dict (`_commit`), the info a bare tuple.
+        # Once per session, 10,000 times in a big store: no key list built for a hit, the commit is
+        # its cached dict (`_commit`), the info a bare tuple.
         layout = self.layout
         old = self.load() if cached else {}
         new: dict[str, list[Any]] = {}
@@ -122,17 +122,8 @@ class HeadsCache:
         for name, st in _log_stats(layout, known=old):
             refs = _refs_key(layout, name) if name in with_refs else None
             entry: Any = old.get(name)
-            try:
-                key = entry[0]
-                hit = (
-                    key[0] == st.st_size
-                    and key[1] == st.st_mtime_ns
-                    and key[2] == st.st_ino
-                    and not (need_title and entry[4] is None)
-                )
-                head = (None if entry[1] is None else _commit(entry[1])) if hit else None
-            except _ENTRY_ERRORS:  # no entry (None), or not one this module wrote
-                hit, head = False, None
+            head = _cached_head(entry, st)
+            hit = head is not _MISS and not (need_title and entry[4] is None)
             if not hit:
                 head = layout.log(name).head()
             title = (entry[4] if hit else derive(layout, name)) if derive is not None else None
@@ -200,8 +191,7 @@ _info = tuple.__new__
 
 def _cached_head(entry: Any, st: os.stat_result) -> Commit | None:
     """The head `entry` holds for a log with stat `st` (None: an empty log), or `_MISS` when the
-    entry is absent, for another state of the log (size, mtime or inode changed), or malformed.
-    (`_infos` decides the same inline.)"""
+    entry is absent, for another state of the log (size, mtime or inode changed), or malformed."""
     try:
         key = entry[0]
         if key[0] != st.st_size or key[1] != st.st_mtime_ns or key[2] != st.st_ino:
