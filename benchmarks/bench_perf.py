@@ -208,7 +208,7 @@ def bench_append(work: Path, turns: list[list[Any]], rounds: int) -> None:
         conversation = Conversation(conversation_id="c")
         raw = work / f"raw-{backend}.jsonl"
         res: dict[str, list[float]] = {
-            k: [] for k in ("raw", "floor", "append cold", "append warm", "save cold")
+            k: [] for k in ("raw", "floor", "count cold", "append cold", "append warm", "save cold")
         }
         floor_objects = ObjectStore(work / f"floor-{backend}")
         floor_log = work / f"floor-{backend}.jsonl"
@@ -239,6 +239,8 @@ def bench_append(work: Path, turns: list[list[Any]], rounds: int) -> None:
                 )
                 res["floor"].append(timed(lambda t=copy_turn(turn, k + 2 * 10**6): floor(t)))
                 tokenizer.clear_cache()
+                res["count cold"].append(timed(lambda t=copy_turn(turn, k + 3 * 10**6): estimate_messages(t)))
+                tokenizer.clear_cache()
                 res["append cold"].append(
                     timed(lambda t=copy_turn(turn, k), s=session: s.append(t, compact=False))
                 )
@@ -254,6 +256,11 @@ def bench_append(work: Path, turns: list[list[Any]], rounds: int) -> None:
             f"[{backend}] the store's durability protocol alone (blob: temp, fdatasync, link, directory "
             "fsync; then the line: append, fdatasync) vs raw",
             f"{spread(res['floor'])}: {statistics.median(res['floor']) / base:.2f}× (under every append)",
+        )
+        row(
+            f"[{backend}] the exact count alone of the same turns (estimate_messages, cold cache) vs raw",
+            f"{spread(res['count cold'])}: {statistics.median(res['count cold']) / base:.2f}× "
+            "(on the critical path: the commit line carries the counts)",
         )
         for label, limit in (("append cold", 3.0), ("append warm", 3.0), ("save cold", 3.0)):
             name = {"append cold": "Session.append, cold cache", "append warm": "Session.append, warm cache",
