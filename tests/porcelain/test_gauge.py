@@ -6,9 +6,20 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from sessionstore.accounting.thresholds import Levels, next_tier
-from sessionstore.porcelain.gauge import GLYPHS, format_gauge, format_tokens, gauge
+from sessionstore.accounting.settings import Settings
+from sessionstore.accounting.thresholds import Levels, levels, next_tier, window_for_capacity
+from sessionstore.plumbing.logs import Commit
+from sessionstore.porcelain.gauge import (
+    GLYPHS,
+    commit_gauges,
+    fired_tiers,
+    format_gauge,
+    format_tokens,
+    gauge,
+)
 
 LEVELS = Levels(micro=120_000, full=160_000)
 WINDOW = 200_000
@@ -171,3 +182,40 @@ def test_fired_only_for_a_tier_that_fired_on_the_current_state(tmp_path) -> None
             reading = commit_gauge(s.head, settings)
             assert s.head.kind == "compaction" and reading.fired is not None and "full" in reading.fired
             assert "(pending)" not in format_gauge(reading, color=False)
+
+
+_COMMIT_FIELDS = st.fixed_dictionaries(
+    {
+        "tokens": st.integers(0, 400_000),
+        "kind": st.sampled_from(["turn", "compaction", "import", "reset"]),
+        "capacity": st.sampled_from([None, 8_000, 128_000, 200_000]),
+        "measured": st.one_of(st.none(), st.integers(0, 400_000)),
+    }
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    heads=st.lists(st.one_of(st.none(), _COMMIT_FIELDS), max_size=30),
+    enabled=st.booleans(),
+)
+def test_many_heads_read_as_each_alone(heads: list[dict | None], enabled: bool) -> None:
+    """`commit_gauges` (levels per window, one reading shared per state) gives, for every head, the
+    reading worked out from its own line: window, levels, fired tiers and the gauge itself."""
+    conf = Settings(context_window_tokens=150_000, compaction_enabled=enabled)
+    commits = []
+    for h in heads:
+        if h is None:
+            commits.append(None)
+            continue
+        extra = {k: h[k] for k in ("capacity", "measured") if h[k] is not None}
+        commits.append(
+            Commit(id="0" * 64, parent=None, seq=1, kind=h["kind"], blob=None, count=1, tokens=h["tokens"],
+                   usage=None, time="2026-01-01T00:00:00Z", extra=extra, session="s")
+        )  # fmt: skip
+    for commit, reading in zip(commits, commit_gauges(commits, conf), strict=True):
+        window = window_for_capacity(commit.extra.get("capacity") if commit else None, conf)
+        used = commit.extra.get("measured", commit.tokens) if commit else 0
+        lv = levels(window, conf)
+        alone = gauge(used, window, lv, fired=fired_tiers(commit, used, lv, conf), compaction_enabled=enabled)
+        assert reading == alone
