@@ -207,3 +207,15 @@ def test_a_hit_shares_the_cached_fields_and_equals_the_log_head(tmp_path: Path) 
     for info in store.infos(derived_title):
         assert info.head == store.log(info.name).head()
         assert isinstance(info, SessionInfo) and info.head.session == info.name
+
+
+def test_listed_in_session_name_order_as_sessions_sorts(tmp_path: Path) -> None:
+    """Sorted by name, not by file name: "a" before "a-b" and "a.b" although "a.jsonl" sorts after
+    "a-b.jsonl"; the same order cached or not."""
+    store = SessionStore.open(tmp_path / "store", warm=False)
+    names = ["a.b", "a-b", "a", "a_b", "B", "a0"]
+    for w, name in enumerate(names):
+        store.session(name).append(tagged_turn(w, 0), compact=False)
+    _age(store)
+    assert [i.name for i in store.infos(derived_title)] == store.sessions() == sorted(names)
+    assert [i.name for i in store.infos(derived_title)] == sorted(names)  # from the cache

@@ -77,8 +77,9 @@ class HeadsCache:
         with suppress(OSError, SessionStoreError, orjson.JSONDecodeError, ValueError):
             check_store_dir(self.path.parent)
             data = read_regular(self.path, what=str(HEADS_FILE))
-            header, _, payload = data.partition(b"\n")
-            if header == _HEADS_MAGIC + hashlib.sha256(payload).hexdigest().encode():
+            end = data.find(b"\n")
+            payload = memoryview(data)[end + 1 :] if end >= 0 else b""  # no copy of megabytes
+            if end >= 0 and data[:end] == _HEADS_MAGIC + hashlib.sha256(payload).hexdigest().encode():
                 entries = orjson.loads(payload)
                 if isinstance(entries, dict):
                     return entries
@@ -231,24 +232,37 @@ def paused_gc() -> Iterator[None]:
 
 def _log_stats(
     layout: StoreLayout, known: Mapping[str, Any] | None = None
-) -> list[tuple[str, os.stat_result]]:
-    """(name, stat) of every session log, sorted by name: exactly what `sessions` lists (a linked
+) -> Iterator[tuple[str, os.stat_result]]:
+    """(name, stat) of every session log, in name order: exactly what `sessions` lists (a linked
     log among them is refused when `head` reads it). Names in `known` (the cache's, each checked
-    when it was cached) skip the name check."""
+    when it was cached) skip the name check. A log removed after the listing is left out.
+
+    Each log is stat'ed as it is reached, relative to the open directory (no path built, and one
+    stat result alive at a time: 10,000 of them held at once cost more in fresh memory than the
+    stats themselves)."""
     check_store_dir(layout.logs_dir)
     known = known or {}
     try:
-        with os.scandir(layout.logs_dir) as entries:
-            found = [
-                (e.name[:-6], e.stat())
+        fd = os.open(layout.logs_dir, os.O_RDONLY | os.O_DIRECTORY)
+    except FileNotFoundError:
+        return
+    try:
+        with os.scandir(fd) as entries:
+            names = sorted(  # by session name as `sessions` sorts: "a" before "a-b" (not by file name)
+                e.name[:-6]
                 for e in entries
                 if e.name.endswith(".jsonl")
                 and (e.name[:-6] in known or is_valid_name(e.name[:-6]))
                 and e.is_file()
-            ]
-    except FileNotFoundError:
-        return []
-    return sorted(found, key=lambda item: item[0])
+            )
+        for name in names:
+            try:
+                st = os.stat(f"{name}.jsonl", dir_fd=fd)
+            except FileNotFoundError:
+                continue
+            yield name, st
+    finally:
+        os.close(fd)
 
 
 def _refs_key(layout: StoreLayout, name: str) -> list[int] | None:
