@@ -213,10 +213,29 @@ def test_a_pyproject_is_parsed_once_and_an_edit_is_seen(
     pyproject = tmp_path / "pyproject.toml"
     pyproject.write_text("[tool.sessionstore]\ncontext_window_tokens = 4000\n")
     parses = []
-    real = tomllib.load
-    monkeypatch.setattr(tomllib, "load", lambda f: parses.append(1) or real(f))
+    real = tomllib.loads
+    monkeypatch.setattr(tomllib, "loads", lambda text: parses.append(1) or real(text))
     first = Settings.load(start=tmp_path, env={})
     assert Settings.load(start=tmp_path, env={}) == first and first.context_window_tokens == 4000
     assert len(parses) == 1  # the second open reused the parsed table
     pyproject.write_text("[tool.sessionstore]\ncontext_window_tokens = 8000\n")  # another size: an edit
     assert Settings.load(start=tmp_path, env={}).context_window_tokens == 8000 and len(parses) == 2
+
+
+def test_a_pyproject_that_cannot_name_our_table_is_not_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Someone else's project: no key can be [tool.sessionstore] without the word (or a \u escape),
+    # so tomllib is never run, not even on a file it would refuse.
+    import tomllib
+
+    parses = []
+    real = tomllib.loads
+    monkeypatch.setattr(tomllib, "loads", lambda text: parses.append(1) or real(text))
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[project]\nname = "other"\n[tool.ruff\n')  # not even valid TOML
+    assert Settings.load(start=tmp_path, env={}).as_dict() == Settings().as_dict() and parses == []
+    pyproject.write_text('[tool]\n"session\\u0073tore" = { context_window_tokens = 4000 }\n')
+    assert Settings.load(start=tmp_path, env={}).context_window_tokens == 4000 and parses == [1]
+    pyproject.write_text("[tool]\nsessionstore.context_window_tokens = 5000\n")
+    assert Settings.load(start=tmp_path, env={}).context_window_tokens == 5000 and parses == [1, 1]

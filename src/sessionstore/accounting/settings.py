@@ -259,12 +259,20 @@ def _read_table(pyproject: Path) -> dict[str, Any]:
     cached = _tables.get(pyproject)
     if cached is not None and cached[0] == key:
         return dict(cached[1])
-    import tomllib  # only when a pyproject.toml is found: keeps CLI start-up lean
+    try:
+        raw = pyproject.read_bytes()
+    except OSError as err:
+        raise SettingsError(f"cannot read {pyproject}: {err}; fix the file or its permissions") from None
+    if b"sessionstore" not in raw and b"\\u" not in raw and b"\\U" not in raw:
+        # No key of the file can name our table (short of a \u escape in a quoted key): nothing to
+        # parse, and a command run in someone else's project does not pay for tomllib.
+        _tables[pyproject] = (key, {})
+        return {}
+    import tomllib  # only when the file may configure us: keeps CLI start-up lean
 
     try:
-        with pyproject.open("rb") as handle:
-            data = tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError) as err:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
         raise SettingsError(f"cannot read {pyproject}: {err}; fix the file or its permissions") from None
     table = data.get("tool", {}).get("sessionstore", {})
     if not isinstance(table, dict):
