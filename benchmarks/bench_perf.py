@@ -63,32 +63,39 @@ NOTES: list[str] = [
     "  tiktoken the table alone is ~200 ms of CPU, out of the goal's reach whatever the order (with",
     "  bpe-openai it is about at the goal); it costs about what `warm=False` (the CLI's choice) costs.",
     "- Append and save vs raw: the store's durability protocol alone (blob temp, fdatasync, link,",
-    "  directory fsync, then the line's append and fdatasync) is 1.6-2.0x raw on the same bytes: that is",
-    "  the floor under every append. Where the rest went (cProfile and phase timers over 99 real turns,",
-    "  load 0.5-0.7): the exact count of the turn's new text, 10.5 ms with tiktoken / 5.2 ms with",
-    "  bpe-openai per real turn with a cold cache, is what misses 3x; the blob thread (its syncs, and",
-    "  now the read-back check `check_decodable`, moved there from the critical path) runs beside it.",
-    "  Fixed after the first runs of this section (lead): the lock holder hint was rewritten with",
-    "  O_TRUNC (~0.8 ms per lock on ext4; now overwritten in place), filelock's Python layers cost",
-    "  ~300 us per lock (now `fcntl.flock` directly), the measurement after each turn summed the whole",
-    "  history's sizes (now the head's recorded total), and the read-back check ran before the blob",
-    "  thread started. Warm (content already counted, as in `run_turn`, whose protection counts each",
-    "  step before it is committed): 3.2-3.9x. Tried and dropped: counting on two threads (bpe-openai holds",
-    "  the GIL; tiktoken gained 0.8-1.6x run to run). Not done: an approximate count (the stored sizes are",
-    "  exact cl100k counts that later turns sum, never re-tokenized).",
-    "- `session list`: the heads cache (`index/sessions.json`) replaces a head read and a title derivation",
-    "  per session with one stat; what is left at 10,000 sessions is the CLI start-up (`session list` on",
-    "  an empty store is ~2.5x `import click` by itself), the stat of every log, parsing the cache, and",
-    "  rendering: `commit_gauges` ~11 µs per session (gauge.py) and the row formatting ~15 µs.",
+    "  directory fsync, then the line's append and fdatasync: three syncs where raw has one) is",
+    "  1.6-2.0x raw on the same bytes: the floor under every append. The commit line carries the turn's",
+    "  exact counts, so the count of a cold turn is on the critical path; its row above says what it",
+    "  costs by itself (the cold goal cannot be met while the count alone is near or past 3x raw).",
+    "  This session (lead): blobs are encoded by pydantic-core's `dump_json` per message (the bytes",
+    "  raw writes, no dicts round trip); the read-back check runs on its own thread while the blob is",
+    "  synced to its temp file, and gates its naming (`ObjectStore.write(gate=)`), so a warm append",
+    "  costs about the longer of the check and the syncs; tiktoken, which releases the GIL, counts a",
+    "  text of 8,192+ characters in two halves on two threads, cut where cl100k counts add up",
+    "  (`tokenizer.cut_point`; hypothesis and real-data tests). bpe-openai holds the GIL: its count and",
+    "  the check share one core. Earlier sessions: the lock's holder hint overwritten in place (O_TRUNC",
+    "  cost ~0.8 ms per lock), `fcntl.flock` instead of filelock (~300 us per lock), the measurement after",
+    "  each turn from the head's total. Not done: an approximate count in the line, or counts written",
+    "  after the acknowledgement (DESIGN's commit carries the exact `tokens` of its history).",
+    "- `session list` (helper, this session): the list path imports click, `errors` and the few",
+    "  modules it reads with (tests/cli/test_startup.py pins the set); the heads cache keeps each head's",
+    "  fields as the commit's own dict (format 2); logs are stat'ed relative to the open `logs/`",
+    "  directory as reached; gauges shared per state; rows are f-strings with colour codes worked out",
+    "  once, written in one go; a pyproject.toml that cannot name `[tool.sessionstore]` is not parsed.",
+    "  The CLI rows run from a directory without a pyproject.toml, as a user's `session --store X` does",
+    "  (from this repository, whose file names the package, tomllib adds ~3-5 ms). Left at 10,000",
+    "  sessions: ~4.5 us of stat per log, 3-5 us of cache parsing per row, and the start-up (an empty",
+    "  store's `session list` is ~1.5x `import click`; ~8 dataclasses defined on the way cost ~0.4 ms",
+    "  each).",
     "- Resume after a checkpoint near the end: big loads are hashed on a thread while decoded (sha256",
     "  drops the GIL) and blobs become arrays with `bytes.replace` instead of `translate`; each",
     "  pyproject.toml is parsed once per process (keyed by size, mtime and inode); what remains over a",
     "  bare validate_json is opening the store and the log scan.",
-    "- Run to run: five full runs this session (load average 0.5-1.5 on 2 cores): resume 1.20x, 1.23x,",
-    "  1.25x, 1.19x (median of per-pair ratios; the last after the pyproject cache); append growth",
-    "  1.06x, 1.14x, 1.24x, 1.19x (per-message medians of ~1 ms whose spread is 4-8 ms: the 10,000-message",
-    "  point came out below the 1,000 one in the last run); `session list` at 10,000 sessions 6.0x to",
-    "  8.0x: goals within a few percent of their limit move with the run.",
+    "- Append growth: the sessions of every size are built first, then each round appends a copy of",
+    "  one turn (its own bytes) to each in turn, order alternating, so a busy moment hits all sizes;",
+    "  measured one size after the other, the ratio swung 1.05-1.24x between runs.",
+    "- Byte flips: benchmarks/bench_flips.py (a fresh copy of a small real store per case, then open,",
+    "  read and fsck); `named` means a report that names the damaged file itself.",
     "",
     "Keep (regression figures from the issue's measurement, not re-run here): pydantic-ai itself spends",
     "~2.3 s per model request on a 10,000-message history (its message preparation scans every part);",
@@ -391,9 +398,12 @@ def cli_env(root: Path) -> dict[str, str]:
     return env
 
 
-def run_cli(argv: list[str], env: dict[str, str]) -> Callable[[], None]:
+def run_cli(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> Callable[[], None]:
+    """A CLI call to time; `cwd`: where a user runs it (a directory whose pyproject.toml, if any,
+    does not configure sessionstore, rather than this repository, whose file names the package)."""
+
     def call() -> None:
-        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True, env=env)
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True, env=env, cwd=cwd)
 
     call()
     return call
@@ -418,8 +428,8 @@ def bench_log(work: Path, turns: list[list[Any]], commits: int, reps: int) -> No
     base = [str(SESSION_BIN), "--store", str(store.root), "log", "big"]
     fns = {
         "click": run_cli([sys.executable, "-c", "import click"], env),
-        "-n 5": run_cli([*base, "-n", "5"], env),
-        "full": run_cli([*base, "--oneline"], env),
+        "-n 5": run_cli([*base, "-n", "5"], env, cwd=work),
+        "full": run_cli([*base, "--oneline"], env, cwd=work),
     }
     res = medians(fns, reps)
     click = statistics.median(res["click"])
@@ -490,7 +500,7 @@ def bench_session_list(work: Path, turns: list[list[Any]], counts: list[int], re
             for i in range(n):
                 store.session(f"s{i:05d}").append(copy_turn(small, i), compact=False)
         time.sleep(2.1)  # past the heads cache's racily-clean window: the logs count as settled
-        listing = run_cli([str(SESSION_BIN), "--store", str(store.root), "list"], env)
+        listing = run_cli([str(SESSION_BIN), "--store", str(store.root), "list"], env, cwd=work)
         cache = store.root / HEADS_FILE
 
         def rebuilt(listing: Callable[[], None] = listing, cache: Path = cache) -> None:
