@@ -19,6 +19,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.usage import RequestUsage
 
 from sessionstore import SessionStore, Settings
+from sessionstore.compaction import full
 from sessionstore.compaction.events import (
     CompactionEvent,
     ContextCompacted,
@@ -206,7 +207,7 @@ def test_failed_summary_persists_nothing(tmp_path: Path, monkeypatch: pytest.Mon
     def broken(*args: object, **kwargs: object) -> None:
         raise CompactionError("summary model unavailable")
 
-    monkeypatch.setattr(cascade, "full_compact", broken)
+    monkeypatch.setattr(full, "full_compact", broken)  # the cascade imports it when tier 2 runs
     history, count, head = s.history, s.persisted_count, s.head
     with pytest.raises(CompactionError):
         s.compact()
@@ -307,3 +308,23 @@ def test_a_reopened_session_uses_the_capacity_its_head_recorded(tmp_path) -> Non
     assert session.head is not None and session.head.extra["capacity"] == 16_000
     reopened = store.session("w")
     assert cascade.session_levels(reopened)[0] == 16_000
+
+
+def test_an_append_under_the_levels_never_loads_tier_2_or_3(tmp_path: Path) -> None:
+    # The summarizers are ~20 ms of imports that a process's first append (a server's first request)
+    # would otherwise pay; the cascade loads them when tier 2 or 3 first runs.
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from pydantic_ai.messages import ModelRequest, UserPromptPart\n"
+        "from sessionstore import SessionStore\n"
+        f"store = SessionStore.open({str(tmp_path / 's')!r}, warm=False)\n"
+        "store.session('a').append([ModelRequest(parts=[UserPromptPart('hello')])])\n"
+        "print(sorted(m for m in sys.modules if m.startswith('sessionstore.compaction.')))\n"
+    )
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert "sessionstore.compaction.micro" in loaded  # the cascade did run
+    for heavy in ("full", "summarizer", "ultimate", "extraction", "extractive"):
+        assert f"sessionstore.compaction.{heavy}'" not in loaded, loaded

@@ -32,10 +32,8 @@ from ..compaction.events import (
     ContextMicrocompacted,
     ContextUltimateCompacted,
 )
-from ..compaction.full import FullResult, full_compact
 from ..compaction.micro import MicroResult, MicroState, microcompact
 from ..compaction.turns import is_summary_request
-from ..compaction.ultimate import ultimate_compact
 from ..errors import CompactionError, CorruptLogError, SessionStoreError
 from ..plumbing import codec
 from .writer import Lockstep, model_of
@@ -43,6 +41,7 @@ from .writer import Lockstep, model_of
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
 
+    from ..compaction.full import FullResult
     from ..plumbing.logs import Commit
 
 
@@ -148,6 +147,8 @@ def ultimate(session: Lockstep, budget: int) -> CompactionEvent | None:
     if not journal:
         return None
     before = (session.tokens, session.persisted_count)
+    from ..compaction.ultimate import ultimate_compact  # tier 3: loaded when it first runs
+
     result = ultimate_compact(
         session.messages, session.message_sizes, budget=budget, summaries=journal, settings=settings
     )
@@ -162,6 +163,8 @@ def full_then_ultimate(session: Lockstep, *, focus: str | None, raise_errors: bo
     instead (a failed summary, a full disk, a damaged checkpoint), because the turn itself is safely
     stored whatever compaction does.
     """
+    from ..compaction.full import full_compact  # tier 2 and its summarizers: loaded when it first runs
+
     _, lv = session_levels(session)
     events: list[CompactionEvent] = []
     before = (session.tokens, session.persisted_count)
