@@ -129,3 +129,17 @@ def test_append_verified_appends_byte_for_byte_and_refuses_a_moved_head(store: S
     with pytest.raises(StaleSessionError):
         append_verified(copy, first, lines[1])  # the head moved on from `first`
     assert copy.path.read_bytes() == store.log("a").path.read_bytes()
+
+
+def test_commit_turn_takes_counts_the_caller_has_and_refuses_a_mismatch(store: SessionStore) -> None:
+    from sessionstore.accounting.tokens import estimate_messages
+
+    session = store.session("s")
+    turn = tagged_turn(0, 0, size=3)
+    with store.lock("s"), pytest.raises(ValueError, match="2 sizes for 3 messages"):
+        session.commit_turn(turn, sizes=[1, 2])
+    assert session.persisted_count == 0 and not list(store.objects)  # refused before any write
+    sizes = estimate_messages(turn)
+    with store.lock("s"):
+        session.commit_turn(turn, sizes=sizes)
+    assert store.session("s").sizes == sizes and session.tokens == sum(sizes)

@@ -200,9 +200,10 @@ class SessionCapability(AbstractCapability[Any]):
         delta = _subtract(now, self._run.usage)
         fields = self._run_fields(final=compact)
         s = self.session
+        sizes = self._sizes_of(messages)  # the protection counted what it sent: reused, never redone
         try:
             with s.store.lock(s.name):
-                s.commit_turn(list(messages), usage=delta or None, extra=fields)
+                s.commit_turn(list(messages), usage=delta or None, extra=fields, sizes=sizes)
                 s.measure_after_turn()
                 events = s.run_cascade() if compact else []
         except StaleSessionError as err:

@@ -244,15 +244,22 @@ class Lockstep:
         kind: str = "turn",
         extra: dict[str, Any] | None = None,
         time: str | None = None,
+        sizes: Sequence[int] | None = None,
     ) -> Commit:
-        """Persist one turn's new messages as a `turn` (or `import`) commit."""
+        """Persist one turn's new messages as a `turn` (or `import`) commit.
+
+        `sizes`: `estimate_messages(messages)` when the caller has it already (`run_turn`'s protection
+        counted every message it sent), so nothing is counted twice; else it is counted here."""
         self.check_writable()
         new = check_messages(messages)
         stored_usage = usage_dict(usage)  # refused before the blob is written, not after
+        if sizes is not None and len(sizes) != len(new):
+            raise ValueError(f"commit_turn: {len(sizes)} sizes for {len(new)} messages")
         # The blob is read back (decode before commit) and written on the blob's thread while this
         # one tokenizes the turn: an unreadable turn is refused there, before anything is written.
         writing = self.store.objects.write_in_background(codec.encode_unchecked(new), codec.check_decodable)
-        sizes = estimate_messages(new)  # tokenize while the blob is checked, written and synced
+        # tokenize while the blob is checked, written and synced
+        sizes = list(sizes) if sizes is not None else estimate_messages(new)
         oid = writing.result()
         fields: dict[str, Any] = {"sizes": sizes, **(extra or {})}
         if self.sent_elided is not None and self.sent_elided[0] == self.head_id and self.sent_elided[1] > 0:
