@@ -109,6 +109,20 @@ def test_a_destination_taken_meanwhile_keeps_both(
     assert aside.name.startswith(".stale-checkpoints-a-") and (aside / "1").read_bytes() == b"ref\n"
 
 
+def test_a_session_created_at_the_destination_after_the_crash_gets_nothing_of_the_move(
+    store: SessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Cut before the commit point, then someone starts a session `b` before any finish: the journal's
+    # inode tells the moved log (still at `a`) from the new one, so the move is undone, and the new
+    # session gets neither `a`'s refs nor its title.
+    cut_move(store, monkeypatch, 3)
+    (store.root / "logs/b.jsonl").write_bytes(b"another session\n")
+    assert moving.finish_involving(store, ["b"]) == [
+        "undid `session rename a b`, interrupted before its log moved"
+    ]
+    assert ours(store) == {**BEFORE, "logs/b.jsonl": b"another session\n"}
+
+
 def test_a_move_of_other_names_is_left_alone(store: SessionStore, monkeypatch: pytest.MonkeyPatch) -> None:
     cut_move(store, monkeypatch, 1)
     assert moving.finish_involving(store, ["c"]) == [] and len(moving.interrupted(store)) == 1

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from contextlib import AbstractContextManager, ExitStack
+from contextlib import AbstractContextManager, ExitStack, suppress
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Protocol
@@ -60,7 +60,9 @@ class Move:
     `log`: (from, to) of the log, the commit point. `followers`: (from, to) pairs that go with it and
     may be absent. `made`: a directory the move creates before anything moves into it (rm's trash
     entry), removed if the move is rolled back. `emptied`: a directory the move leaves empty (undo's
-    trash entry), removed after it. `locks`: the sessions whose locks the move is made under."""
+    trash entry), removed after it. `locks`: the sessions whose locks the move is made under. `inode`:
+    the moved log's inode (`run` records it; a rename keeps it), so a finish tells the moved log from a
+    session created at either name after the crash."""
 
     what: str
     locks: tuple[str, ...]
@@ -68,6 +70,7 @@ class Move:
     followers: tuple[tuple[str, str], ...] = ()
     made: str | None = None
     emptied: str | None = None
+    inode: int | None = None
 
     def paths(self) -> list[str]:
         """Every store-relative path the move reads or writes (gc leaves a trash entry among them)."""
@@ -78,6 +81,7 @@ class Move:
         return orjson.dumps({
             "what": self.what, "locks": list(self.locks), "log": list(self.log),
             "followers": [list(p) for p in self.followers], "made": self.made, "emptied": self.emptied,
+            "inode": self.inode,
         })  # fmt: skip
 
     @classmethod
@@ -92,6 +96,7 @@ class Move:
                 followers=tuple(_pair(p) for p in raw["followers"]),
                 made=_relative(raw["made"]) if raw["made"] is not None else None,
                 emptied=_relative(raw["emptied"]) if raw["emptied"] is not None else None,
+                inode=int(raw["inode"]) if raw.get("inode") is not None else None,
             )
         except (KeyError, TypeError) as err:
             raise ValueError(f"not a move journal ({err})") from None
@@ -163,8 +168,11 @@ def set_aside(store: SessionStore, path: Path, what: str) -> None:
 
 def run(store: SessionStore, move: Move) -> None:
     """Make `move` (the caller holds the locks of `move.locks`), journalled as the module says."""
+    import dataclasses
     import secrets
 
+    with suppress(FileNotFoundError):  # no log: nothing to tell apart later
+        move = dataclasses.replace(move, inode=os.lstat(store.root / move.log[0]).st_ino)
     trash_dir(store).mkdir(exist_ok=True)
     journal = trash_dir(store) / f"{JOURNAL_PREFIX}{secrets.token_hex(8)}.json"
     atomic_replace(journal, move.to_json())
@@ -266,16 +274,26 @@ def finish(store: SessionStore, found: Interrupted) -> str | None:
         if _read(found.journal) != move:
             return None  # finished by another process meanwhile
         src, dst = (store.root / p for p in move.log)
-        if os.path.lexists(dst):
+        if _is_moved_log(dst, move):
             _settle(store, found.journal, move, forward=True)
             return f"finished `{move.what}`, interrupted after its log moved"
-        if os.path.lexists(src):
+        if _is_moved_log(src, move):
             _settle(store, found.journal, move, forward=False)
             return f"undid `{move.what}`, interrupted before its log moved"
         raise SessionStoreError(
             f"`{move.what}` was interrupted and its log is at neither {move.log[0]} nor {move.log[1]}: "
             f"its refs and title wait in {TRASH}/{_staging(found.journal).name}/"
         )
+
+
+def _is_moved_log(path: Path, move: Move) -> bool:
+    """True if `path` is the log `move` moves: the same inode (a session created at that name after a
+    crash is another file), or, for a journal without one, whatever is there."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    return move.inode is None or st.st_ino == move.inode
 
 
 def finish_involving(store: SessionStore, names: Iterable[str]) -> list[str]:
