@@ -27,9 +27,9 @@ from common import REALDATA, fmt_time, machine_line, ratio, write_section
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
 
 from sessionstore.plumbing import codec
+from sessionstore.plumbing.commits import make_line, parse_line
 from sessionstore.plumbing.fsutil import append_durable
 from sessionstore.plumbing.git import Git
-from sessionstore.plumbing.logs import make_line, parse_line
 from sessionstore.plumbing.objects import hash_bytes
 from sessionstore.porcelain.pulling import pull, write_objects
 from sessionstore.porcelain.sharing import push, scan_outgoing

@@ -244,10 +244,11 @@ def test_porcelain_modules_import_only_lower_floors() -> None:
 
 
 LINE_WRITERS = {"make_line", "append_durable", "truncate_durable", "append_verified", "write_commit"}
-"""What builds or appends a log line. Only plumbing (logs, fsutil) and the one commit writer define or
-call them; everything above calls the writer (`write_commit`, `append_verified`) or `Lockstep`."""
+"""What builds or appends a log line. Only plumbing (commits, logs, fsutil) and the one commit writer
+define or call them; everything above calls the writer (`write_commit`, `append_verified`) or `Lockstep`."""
 WRITER_USERS = {
     "sessionstore.porcelain.writer": LINE_WRITERS,
+    "sessionstore.plumbing.commits": LINE_WRITERS,
     "sessionstore.plumbing.logs": LINE_WRITERS,
     "sessionstore.plumbing.fsutil": LINE_WRITERS,
     "sessionstore.porcelain.pulling": {"append_verified"},
@@ -279,6 +280,6 @@ def test_one_commit_writer() -> None:
 
 
 def test_the_writer_check_catches_a_second_writer() -> None:
-    source = "from ..plumbing.logs import make_line\nline, body = make_line(parent=None)\n"
+    source = "from ..plumbing.commits import make_line\nline, body = make_line(parent=None)\n"
     assert _line_writers_used(source) == {"make_line"}
     assert _line_writers_used("fsutil.append_durable(path, data)\n") == {"append_durable"}

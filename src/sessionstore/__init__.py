@@ -30,14 +30,14 @@ from .errors import (
 if TYPE_CHECKING:
     from .accounting.settings import Settings
     from .integrations.conversation_store import FileConversationStore
-    from .plumbing.logs import Commit
+    from .plumbing.commits import Commit
     from .porcelain.session import Session
     from .porcelain.store import SessionStore
 
 _LAZY = {
     "SessionStore": "sessionstore.porcelain.store",
     "Session": "sessionstore.porcelain.session",
-    "Commit": "sessionstore.plumbing.logs",
+    "Commit": "sessionstore.plumbing.commits",
     "Settings": "sessionstore.accounting.settings",
     "FileConversationStore": "sessionstore.integrations.conversation_store",
 }

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from helpers.browser import Tree
 from sessionstore.accounting.settings import Settings
 from sessionstore.cli.html_chart import HEIGHT, WIDTH, chart_svg
-from sessionstore.plumbing.logs import Commit
+from sessionstore.plumbing.commits import Commit
 from sessionstore.porcelain.gauge import commit_gauges
 
 SETTINGS = Settings()

@@ -43,6 +43,7 @@ STORE_PATH = {
     "sessionstore.cli.output", "sessionstore.cli.store_cmds", "sessionstore.accounting",
     "sessionstore.accounting.settings", "sessionstore.plumbing", "sessionstore.plumbing.fsutil",
     "sessionstore.plumbing.names", "sessionstore.plumbing.locks", "sessionstore.plumbing.logs",
+    "sessionstore.plumbing.commits",
     "sessionstore.plumbing.objects", "sessionstore.plumbing.refs", "sessionstore.porcelain",
     "sessionstore.porcelain.layout", "sessionstore.porcelain.heads", "sessionstore.porcelain.store",
 }  # fmt: skip

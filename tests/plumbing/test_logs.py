@@ -8,7 +8,8 @@ import orjson
 import pytest
 
 from sessionstore.errors import CorruptLogError, StaleSessionError
-from sessionstore.plumbing.logs import Commit, Log, canonical, make_line
+from sessionstore.plumbing.commits import Commit, canonical, make_line
+from sessionstore.plumbing.logs import Log
 
 
 def write(log: Log, n: int, *, reset_at: int | None = None) -> list[Commit]:
@@ -43,11 +44,6 @@ def test_ids_hash_the_canonical_body_and_chain(tmp_path) -> None:
     assert log.head() == commits[-1]
     assert all(log.read_at(c.offset) == c for c in commits)
     assert commits[1].to_json()["id"] == commits[1].id and commits[1].to_json()["session"] == "s"
-
-
-def test_extra_fields_may_not_shadow_core_fields() -> None:
-    with pytest.raises(ValueError, match="shadow"):
-        make_line(parent=None, kind="turn", blob=None, count=0, tokens=0, usage=None, extra={"seq": 9})
 
 
 def test_scan_since_reset_stops_at_the_newest_reset_point(tmp_path) -> None:

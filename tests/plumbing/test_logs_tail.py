@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from sessionstore.errors import CorruptLogError
 from sessionstore.plumbing import logs
-from sessionstore.plumbing.logs import Commit, Log, make_line, tail
+from sessionstore.plumbing.commits import Commit, make_line
+from sessionstore.plumbing.logs import Log, tail
 
 
 def write(log: Log, widths: list[int]) -> list[Commit]:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from sessionstore.accounting.settings import Settings
 from sessionstore.accounting.thresholds import Levels, levels, next_tier, window_for_capacity
-from sessionstore.plumbing.logs import Commit
+from sessionstore.plumbing.commits import Commit
 from sessionstore.porcelain.gauge import (
     GLYPHS,
     commit_gauges,

@@ -15,7 +15,8 @@ import orjson
 import pytest
 
 from helpers.messages import tagged_turn
-from sessionstore.plumbing.logs import Commit, Log
+from sessionstore.plumbing.commits import Commit
+from sessionstore.plumbing.logs import Log
 from sessionstore.porcelain.heads import HEADS_FILE, HeadsCache
 from sessionstore.porcelain.layout import SessionInfo
 from sessionstore.porcelain.naming import derived_title

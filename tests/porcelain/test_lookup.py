@@ -8,7 +8,7 @@ import pytest
 
 from helpers.messages import tagged_turn
 from sessionstore.errors import UnknownRevision
-from sessionstore.plumbing.logs import make_line
+from sessionstore.plumbing.commits import make_line
 from sessionstore.porcelain.lookup import require_session, resolve
 from sessionstore.porcelain.store import SessionStore
 

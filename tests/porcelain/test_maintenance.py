@@ -85,7 +85,7 @@ def test_damage_before_the_reset_point_is_still_found_by_fsck(filled: SessionSto
 
 
 def test_a_wrong_count_is_reported(store: SessionStore) -> None:
-    from sessionstore.plumbing.logs import make_line
+    from sessionstore.plumbing.commits import make_line
 
     session = store.session("s")
     session.append(tagged_turn(0, 0))
@@ -452,7 +452,7 @@ def test_a_turn_nested_too_deep_to_read_back_is_refused_before_anything_is_writt
 
 
 def test_fsck_reports_a_stored_blob_that_does_not_load(store: SessionStore) -> None:
-    from sessionstore.plumbing.logs import make_line
+    from sessionstore.plumbing.commits import make_line
 
     session = store.session("s")
     session.append(tagged_turn(0, 0))

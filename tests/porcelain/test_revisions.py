@@ -7,7 +7,7 @@ from pydantic_ai.messages import ModelRequest, UserPromptPart
 
 from helpers.messages import tagged_turn
 from sessionstore.errors import UnknownRevision
-from sessionstore.plumbing.logs import Commit, make_line
+from sessionstore.plumbing.commits import Commit, make_line
 from sessionstore.porcelain.store import SessionStore
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..plumbing import logs
-from ..plumbing.logs import Commit
+from ..plumbing.commits import Commit
 from ..plumbing.names import is_valid_name
 from ..porcelain.lookup import conversation_json, conversation_of
 from .output import (

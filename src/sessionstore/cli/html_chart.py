@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from html import escape
 
 from ..accounting.thresholds import over_threshold
-from ..plumbing.logs import Commit
+from ..plumbing.commits import Commit
 from ..porcelain.gauge import Gauge, format_tokens
 
 WIDTH, HEIGHT = 960, 280

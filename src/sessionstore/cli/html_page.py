@@ -20,7 +20,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from ..accounting.settings import Settings
-from ..plumbing.logs import Commit
+from ..plumbing.commits import Commit
 from ..porcelain.gauge import commit_gauge, commit_gauges, format_gauge
 from .history_cmds import describe
 from .html_chart import chart_svg

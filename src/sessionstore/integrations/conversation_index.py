@@ -37,8 +37,8 @@ from typing import Any
 import orjson
 
 from ..errors import CorruptLogError
+from ..plumbing.commits import Commit
 from ..plumbing.fsutil import atomic_replace, fsync_dir
-from ..plumbing.logs import Commit
 from ..porcelain.store import SessionStore
 from .conversation_records import RECORD
 

@@ -20,7 +20,8 @@ from pydantic_ai.exceptions import UserError
 
 from ..accounting.tokens import preload
 from ..errors import CorruptLogError, InvalidSessionName, SessionStoreError
-from ..plumbing.logs import Commit, Log, parse_line
+from ..plumbing.commits import Commit, parse_line
+from ..plumbing.logs import Log
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter

@@ -85,8 +85,8 @@ from ..accounting.settings import Settings
 from ..accounting.tokens import estimate_messages
 from ..errors import InvalidSessionName, StaleSessionError
 from ..plumbing import codec
+from ..plumbing.commits import utc_now
 from ..plumbing.fsutil import fsync_dir
-from ..plumbing.logs import utc_now
 from ..plumbing.names import check_name
 from ..porcelain.store import SessionStore
 from ..porcelain.writer import write_commit

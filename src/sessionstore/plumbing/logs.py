@@ -1,7 +1,7 @@
 """Per-session commit logs: `logs/<session>.jsonl`, one hash-chained commit per line.
 
-A commit's `id` is the sha256 of its other fields as canonical JSON (sorted keys, no spaces), and
-`parent` names the commit before it, so a log is a hash chain like git's history. The log only grows.
+Each line is one commit (`commits`: its canonical JSON and verified id); `parent` names the commit
+before it, so a log is a hash chain like git's history. The log only grows.
 
 Replay state: a commit with `blobs` is a *reset point* (compaction, checkout, fork): its state is the
 concatenation of those blobs. Any other commit adds its `blob` to its parent's state. So loading reads
@@ -18,24 +18,19 @@ splits it into both sessions.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from ..errors import CorruptLogError, StaleSessionError
+from .commits import Commit, from_body, parse_line
 from .fsutil import append_durable, check_store_dir, read_regular, truncate_durable
 
 _HEAD_READ = 1 << 16
 """Bytes `head()` reads from the end of a log: many commit lines, whatever the log's length."""
-_CORE = ("parent", "seq", "kind", "blob", "count", "tokens", "usage", "time")
 
 
 _MARKERS = (b"<<<<<<<", b"=======", b">>>>>>>", b"|||||||")
@@ -52,110 +47,6 @@ _MARKER_LINE = re.compile(rb"(?m)^(<<<<<<<|=======|>>>>>>>|\|\|\|\|\|\|\|)(?: [^
 def is_conflict_marker(line: bytes) -> bool:
     """True for a line git's merge writes around a conflict (`<<<<<<< HEAD`, `=======`, ...)."""
     return line.startswith(_MARKERS) and _MARKER_LINE.fullmatch(line) is not None
-
-
-def canonical(obj: Any) -> bytes:
-    """Canonical JSON: sorted keys, no spaces (what commit ids hash)."""
-    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
-
-
-def utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
-@dataclass(frozen=True)
-class Commit:
-    """One log line. `extra` holds the kind-specific fields (`tier`, `target`, `blobs`, `sizes`, ...)."""
-
-    id: str
-    parent: str | None
-    seq: int
-    kind: str
-    blob: str | None
-    count: int
-    tokens: int
-    usage: dict[str, Any] | None
-    time: str
-    extra: dict[str, Any] = field(default_factory=dict)
-    session: str = ""
-    offset: int = -1
-    """Byte offset of this commit's line in its log (not part of the id)."""
-    size: int = 0
-    """Length in bytes of the line, newline included."""
-
-    @property
-    def is_reset(self) -> bool:
-        return "blobs" in self.extra
-
-    @property
-    def blobs(self) -> list[str]:
-        """Blobs making the whole state (reset points only)."""
-        return list(self.extra.get("blobs", ()))
-
-    @property
-    def sizes(self) -> list[int]:
-        """Per-message token estimates: of the new messages, or of the whole state for a reset point."""
-        return list(self.extra.get("sizes", ()))
-
-    @property
-    def tier(self) -> int | None:
-        return self.extra.get("tier")
-
-    @property
-    def target(self) -> str | None:
-        return self.extra.get("target")
-
-    @property
-    def end(self) -> int:
-        return self.offset + self.size
-
-    def to_json(self) -> dict[str, Any]:
-        """The commit as stored (plus `session`), for `--json` output."""
-        body = {k: getattr(self, k) for k in _CORE}
-        return {"id": self.id, "session": self.session, **body, **self.extra}
-
-
-def make_line(
-    *,
-    parent: Commit | None,
-    kind: str,
-    blob: str | None,
-    count: int,
-    tokens: int,
-    usage: dict[str, Any] | None,
-    extra: dict[str, Any],
-    time: str | None = None,
-) -> tuple[bytes, dict[str, Any]]:
-    """Build the canonical line for a new commit after `parent`; returns (line bytes, parsed dict)."""
-    clash = set(extra) & {*_CORE, "id"}
-    if clash:
-        raise ValueError(f"commit extra fields shadow core fields: {sorted(clash)}")
-    body = {
-        "parent": parent.id if parent else None,
-        "seq": parent.seq + 1 if parent else 1,
-        "kind": kind,
-        "blob": blob,
-        "count": count,
-        "tokens": tokens,
-        "usage": usage,
-        "time": time or utc_now(),
-        **extra,
-    }
-    body["id"] = hashlib.sha256(canonical(body)).hexdigest()
-    return canonical(body) + b"\n", body
-
-
-def parse_line(line: bytes, session: str, offset: int) -> Commit | None:
-    """The commit on `line`, or None when it does not parse or its id does not verify."""
-    try:
-        body = orjson.loads(line)
-        cid = body.pop("id")
-        if not isinstance(body, dict) or hashlib.sha256(canonical(body)).hexdigest() != cid:
-            return None
-        core = {k: body.pop(k) for k in _CORE}
-    except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
-        return None
-    return Commit(id=cid, **core, extra=body, session=session, offset=offset, size=len(line) + 1)
 
 
 class Log:
@@ -341,10 +232,7 @@ class Log:
     def append(self, line: bytes, body: dict[str, Any], expected: Commit | None) -> Commit:
         """Append one commit line after `expected` (see `extend`); returns the acknowledged commit."""
         offset = self.extend(line, expected)
-        body = dict(body)
-        cid = body.pop("id")
-        core = {k: body.pop(k) for k in _CORE}
-        return Commit(id=cid, **core, extra=body, session=self.session, offset=offset, size=len(line))
+        return from_body(body, session=self.session, offset=offset, size=len(line))
 
     def _line_id(self, commit: Commit) -> str | None:
         """The id on `commit`'s line as it is on disk now, None if the line (or the newline that ends

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
 
     from ..compaction.full import FullResult
-    from ..plumbing.logs import Commit
+    from ..plumbing.commits import Commit
 
 
 def session_levels(session: Lockstep) -> tuple[int, Levels]:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ..plumbing.logs import Commit
+from ..plumbing.commits import Commit
 from .search import part_texts
 from .writer import state_at
 

@@ -16,7 +16,7 @@ from typing import Any, Literal, NamedTuple
 
 from ..accounting.settings import Settings
 from ..accounting.thresholds import Levels, levels, over_threshold, window_for_capacity
-from ..plumbing.logs import Commit
+from ..plumbing.commits import Commit
 
 __all__ = [
     "GLYPHS",

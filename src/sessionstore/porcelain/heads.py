@@ -20,8 +20,8 @@ from typing import Any
 import orjson
 
 from ..errors import SessionStoreError
+from ..plumbing.commits import Commit
 from ..plumbing.fsutil import atomic_replace, check_store_dir, fsync_dir, read_regular
-from ..plumbing.logs import Commit
 from ..plumbing.names import is_valid_name
 from .layout import SessionInfo, StoreLayout
 

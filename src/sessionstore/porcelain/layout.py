@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..accounting.settings import Settings, find_pyproject
 from ..errors import NotAStoreError, SessionStoreError, UnknownRevision
+from ..plumbing.commits import Commit
 from ..plumbing.fsutil import atomic_replace, fsync_dir
 from ..plumbing.locks import MEMORY_LOCK, STORE_LOCK, locked
-from ..plumbing.logs import Commit, Log
+from ..plumbing.logs import Log
 from ..plumbing.names import check_name, is_valid_name
 from ..plumbing.objects import ObjectStore
 from ..plumbing.refs import RefStore

@@ -18,7 +18,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UnknownRevision
-from ..plumbing.logs import Commit
+from ..plumbing.commits import Commit
 from ..plumbing.names import is_valid_name
 from . import heads, revisions
 

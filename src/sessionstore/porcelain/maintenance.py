@@ -29,9 +29,10 @@ import orjson
 
 from ..errors import CorruptObjectError, ImmutableRefError, SessionStoreError
 from ..plumbing.codec import line_count, unreadable_reason
+from ..plumbing.commits import Commit
 from ..plumbing.fsutil import check_store_dir
 from ..plumbing.locks import gc_exclusive
-from ..plumbing.logs import Commit, MergeConflictError
+from ..plumbing.logs import MergeConflictError
 from ..plumbing.objects import is_object_id
 from . import leftovers, splitting
 from .heads import HEADS_FILE, HeadsCache

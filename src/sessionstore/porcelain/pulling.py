@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import SessionStoreError, StaleSessionError, UnknownRevision
+from ..plumbing.commits import Commit, parse_line
 from ..plumbing.fsutil import fsync_dir, write_temp
 from ..plumbing.git import Git, GitError
-from ..plumbing.logs import Commit, parse_line
 from ..plumbing.names import is_valid_name
 from ..plumbing.objects import hash_bytes
 from .sharing import (

@@ -8,7 +8,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..errors import UnknownRevision
-from ..plumbing.logs import Commit
+from ..plumbing.commits import Commit
 from ..plumbing.names import is_valid_name
 
 if TYPE_CHECKING:

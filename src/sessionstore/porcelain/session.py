@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ..compaction.events import CompactionEvent
     from ..compaction.micro import MicroState
     from ..memory.fileio import MemoryUpdate
-    from ..plumbing.logs import Commit
+    from ..plumbing.commits import Commit
     from .layout import StoreLayout
 
 __all__ = ["Session", "state_at"]

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 
 from ..errors import SessionStoreError
 from ..memory.redact import find_secret_in
+from ..plumbing.commits import Commit, parse_line
 from ..plumbing.git import Git, GitError
-from ..plumbing.logs import Commit, parse_line
 
 if TYPE_CHECKING:
     from .layout import StoreLayout as SessionStore

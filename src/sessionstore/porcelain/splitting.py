@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import CorruptObjectError, SessionStoreError
+from ..plumbing.commits import Commit
 from ..plumbing.conflicts import UnresolvableConflict, split_conflict
 from ..plumbing.fsutil import atomic_replace, create_exclusive, read_regular
-from ..plumbing.logs import Commit
 from ..plumbing.names import check_name
 
 if TYPE_CHECKING:

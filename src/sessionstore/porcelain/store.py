@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..accounting.settings import Settings
-from ..plumbing.logs import Commit
+from ..plumbing.commits import Commit
 from ..plumbing.names import check_name
 from . import heads
 from .layout import DEFAULT_DIRNAME, FORMAT_VERSION, SessionInfo, StoreLayout, default_root, load_settings

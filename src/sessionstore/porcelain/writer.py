@@ -22,7 +22,8 @@ from ..accounting.thresholds import Measurement, Meter, measure, model_capacity
 from ..accounting.tokens import estimate_messages
 from ..errors import CorruptLogError, SessionStoreError
 from ..plumbing import codec
-from ..plumbing.logs import Commit, Log, make_line
+from ..plumbing.commits import Commit, make_line
+from ..plumbing.logs import Log
 from .inputs import check_messages, usage_dict
 
 if TYPE_CHECKING:

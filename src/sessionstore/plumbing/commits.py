@@ -1,0 +1,133 @@
+"""Commit lines: the canonical JSON of one commit, its id, and the `Commit` it reads back as.
+
+A commit's `id` is the sha256 of its other fields as canonical JSON (sorted keys, no spaces), and
+`parent` names the commit before it, so a log (`logs.Log`, which stores these lines) is a hash chain
+like git's history. `make_line` is the one builder of a new line (the session writer,
+`porcelain/writer.py`, is its one caller that commits); `parse_line` reads one back and returns None
+unless its id verifies, so a reader never takes damage for a commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+CORE_FIELDS = ("parent", "seq", "kind", "blob", "count", "tokens", "usage", "time")
+"""The fields every commit line has besides its `id` (DESIGN §2); the others are `Commit.extra`."""
+
+
+def canonical(obj: Any) -> bytes:
+    """Canonical JSON: sorted keys, no spaces (what commit ids hash)."""
+    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One log line. `extra` holds the kind-specific fields (`tier`, `target`, `blobs`, `sizes`, ...)."""
+
+    id: str
+    parent: str | None
+    seq: int
+    kind: str
+    blob: str | None
+    count: int
+    tokens: int
+    usage: dict[str, Any] | None
+    time: str
+    extra: dict[str, Any] = field(default_factory=dict)
+    session: str = ""
+    offset: int = -1
+    """Byte offset of this commit's line in its log (not part of the id)."""
+    size: int = 0
+    """Length in bytes of the line, newline included."""
+
+    @property
+    def is_reset(self) -> bool:
+        return "blobs" in self.extra
+
+    @property
+    def blobs(self) -> list[str]:
+        """Blobs making the whole state (reset points only)."""
+        return list(self.extra.get("blobs", ()))
+
+    @property
+    def sizes(self) -> list[int]:
+        """Per-message token estimates: of the new messages, or of the whole state for a reset point."""
+        return list(self.extra.get("sizes", ()))
+
+    @property
+    def tier(self) -> int | None:
+        return self.extra.get("tier")
+
+    @property
+    def target(self) -> str | None:
+        return self.extra.get("target")
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.size
+
+    def to_json(self) -> dict[str, Any]:
+        """The commit as stored (plus `session`), for `--json` output."""
+        body = {k: getattr(self, k) for k in CORE_FIELDS}
+        return {"id": self.id, "session": self.session, **body, **self.extra}
+
+
+def make_line(
+    *,
+    parent: Commit | None,
+    kind: str,
+    blob: str | None,
+    count: int,
+    tokens: int,
+    usage: dict[str, Any] | None,
+    extra: dict[str, Any],
+    time: str | None = None,
+) -> tuple[bytes, dict[str, Any]]:
+    """Build the canonical line for a new commit after `parent`; returns (line bytes, parsed dict)."""
+    clash = set(extra) & {*CORE_FIELDS, "id"}
+    if clash:
+        raise ValueError(f"commit extra fields shadow core fields: {sorted(clash)}")
+    body = {
+        "parent": parent.id if parent else None,
+        "seq": parent.seq + 1 if parent else 1,
+        "kind": kind,
+        "blob": blob,
+        "count": count,
+        "tokens": tokens,
+        "usage": usage,
+        "time": time or utc_now(),
+        **extra,
+    }
+    body["id"] = hashlib.sha256(canonical(body)).hexdigest()
+    return canonical(body) + b"\n", body
+
+
+def parse_line(line: bytes, session: str, offset: int) -> Commit | None:
+    """The commit on `line`, or None when it does not parse or its id does not verify."""
+    try:
+        body = orjson.loads(line)
+        cid = body.pop("id")
+        if not isinstance(body, dict) or hashlib.sha256(canonical(body)).hexdigest() != cid:
+            return None
+        core = {k: body.pop(k) for k in CORE_FIELDS}
+    except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
+        return None
+    return Commit(id=cid, **core, extra=body, session=session, offset=offset, size=len(line) + 1)
+
+
+def from_body(body: dict[str, Any], *, session: str, offset: int, size: int) -> Commit:
+    """The `Commit` of a line's parsed fields (`id` included), which are not checked here: for a line
+    this process just built (`make_line`'s body) or verified (`parse_line`)."""
+    rest = dict(body)
+    cid = rest.pop("id")
+    core = {k: rest.pop(k) for k in CORE_FIELDS}
+    return Commit(id=cid, **core, extra=rest, session=session, offset=offset, size=size)

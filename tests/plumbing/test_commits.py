@@ -1,0 +1,55 @@
+"""Commit lines: canonical JSON whose id verifies, read back exactly, and refused when a byte moves."""
+
+from __future__ import annotations
+
+import hashlib
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sessionstore.plumbing.commits import CORE_FIELDS, canonical, from_body, make_line, parse_line
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+EXTRA = st.dictionaries(
+    st.text(min_size=1, max_size=10).filter(lambda k: k not in {*CORE_FIELDS, "id"}), JSON
+)
+
+
+def test_extra_fields_may_not_shadow_core_fields() -> None:
+    with pytest.raises(ValueError, match="shadow"):
+        make_line(parent=None, kind="turn", blob=None, count=0, tokens=0, usage=None, extra={"seq": 9})
+
+
+@settings(max_examples=100, deadline=None)
+@given(extra=EXTRA, count=st.integers(0, 10**6), tokens=st.integers(0, 10**9))
+def test_a_line_reads_back_as_the_commit_it_was_built_from(extra: dict, count: int, tokens: int) -> None:
+    line, body = make_line(
+        parent=None, kind="turn", blob=None, count=count, tokens=tokens, usage=None, extra=extra
+    )
+    assert line.endswith(b"\n") and b"\n" not in line[:-1]  # one line, whatever the extra fields hold
+    commit = parse_line(line[:-1], "s", 0)
+    assert commit is not None and commit == from_body(body, session="s", offset=0, size=len(line))
+    rest = {k: v for k, v in body.items() if k != "id"}
+    assert commit.id == hashlib.sha256(canonical(rest)).hexdigest() == body["id"]
+    assert (commit.count, commit.tokens, commit.extra) == (count, tokens, orjson.loads(orjson.dumps(extra)))
+    assert commit.to_json() == {**body, "session": "s"}
+    child, _ = make_line(parent=commit, kind="turn", blob=None, count=0, tokens=0, usage=None, extra={})
+    assert parse_line(child[:-1], "s", len(line)).parent == commit.id  # a chain, like git's
+
+
+@settings(max_examples=60, deadline=None)
+@given(at=st.integers(0, 10_000), bit=st.sampled_from([0x01, 0x20, 0x80]))
+def test_a_flipped_byte_anywhere_in_a_line_is_refused(at: int, bit: int) -> None:
+    line, _ = make_line(
+        parent=None, kind="turn", blob="ab" * 32, count=2, tokens=40, usage={"input_tokens": 9},
+        extra={"sizes": [20, 20], "model": "openai:gpt-5"},
+    )  # fmt: skip
+    damaged = bytearray(line[:-1])
+    damaged[at % len(damaged)] ^= bit
+    assert parse_line(bytes(damaged), "s", 0) is None  # never taken for a commit
