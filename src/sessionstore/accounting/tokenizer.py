@@ -322,8 +322,9 @@ def cut_point(text: str, near: int) -> int | None:
     pre-tokenizer pattern holds a newline followed by such a character (letters, digits and
     punctuation never take a newline before them; whitespace pieces end at the newline; punctuation
     takes newlines only after it), and BPE never merges across pieces, so the tokens of both sides
-    are exactly those of the whole. `str.isspace` is a superset of the pattern's whitespace class, so the rule
-    errs toward cutting nowhere. Tests check it on hypothesis texts and ../shared/realdata.
+    are exactly those of the whole. `str.isspace` is a superset of the pattern's whitespace class,
+    so the rule errs toward cutting nowhere. Tests check it on hypothesis texts and
+    ../shared/realdata.
     """
     i = text.find("\n", near)
     while i != -1 and i + 1 < len(text):

@@ -89,7 +89,7 @@ from ..plumbing.commits import utc_now
 from ..plumbing.fsutil import fsync_dir
 from ..plumbing.names import check_name
 from ..porcelain.store import SessionStore
-from ..porcelain.writer import write_commit
+from ..porcelain.writer import store_turn, write_commit
 from .conversation_index import ConversationIndex
 from .conversation_records import (
     AFTER,
@@ -328,13 +328,7 @@ class FileConversationStore(ConversationStore):
         count, tokens = (view.head.count, view.head.tokens) if view.head else (0, 0)
         if not new:
             return "turn", None, {"sizes": []}, count, tokens
-        messages = [entry.message for entry in new]
-        # The blob's two syncs and tiktoken both release the GIL: estimate while the blob is written.
-        writing = self.store.objects.write_in_background(
-            codec.encode_unchecked(messages), codec.check_decodable
-        )
-        sizes = estimate_messages(messages)
-        blob = writing.result()
+        blob, sizes = store_turn(self.store.objects, [entry.message for entry in new])
         fields = {"sizes": sizes, IDS: [entry.id for entry in new], AFTER: previous}
         return "turn", blob, fields, count + len(new), tokens + sum(sizes)
 

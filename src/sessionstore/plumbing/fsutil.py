@@ -121,6 +121,19 @@ def write_temp(directory: Path, data: bytes, *, prefix: str = ".tmp-") -> Path:
     return Path(name)
 
 
+def temp_files(directory: Path, *, prefix: str = ".tmp-") -> list[Path]:
+    """The temp files `write_temp` left in `directory` (a writer killed before it renamed or linked
+    one into place), in name order: regular files only, and none if `directory` is a symlink or
+    absent, so whatever a caller deletes from this list is inside `directory`."""
+    if directory.is_symlink():
+        return []
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return [Path(e.path) for e in entries if e.name.startswith(prefix) and e.is_file(follow_symlinks=False)]
+
+
 def atomic_replace(path: Path, data: bytes, *, prefix: str = ".tmp-") -> None:
     """Replace `path` with `data` so a crash leaves either the old or the new file, never a mix.
 

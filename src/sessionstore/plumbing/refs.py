@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CorruptObjectError, ImmutableRefError
-from .fsutil import atomic_replace, check_store_dir, create_exclusive, fsync_dir, read_regular
+from .fsutil import atomic_replace, check_store_dir, create_exclusive, fsync_dir, read_regular, temp_files
 from .names import check_name
 
 TEMP_PREFIX = ".tmp-"
@@ -113,19 +113,12 @@ class RefStore:
         check_store_dir(self.dir.parent)
         check_store_dir(self.dir)
         try:
-            sessions = list(os.scandir(self.dir))
+            sessions = sorted(os.scandir(self.dir), key=lambda e: e.name)
         except (FileNotFoundError, NotADirectoryError):
             return
-        for session in sorted(sessions, key=lambda e: e.name):
-            if not session.is_dir(follow_symlinks=False):
-                continue
-            try:
-                entries = list(os.scandir(session.path))
-            except (FileNotFoundError, NotADirectoryError):
-                continue  # removed or renamed meanwhile (`session rm`, `rename`)
-            for entry in sorted(entries, key=lambda e: e.name):
-                if entry.name.startswith(TEMP_PREFIX) and entry.is_file(follow_symlinks=False):
-                    yield Path(entry.path)
+        for session in sessions:
+            if session.is_dir(follow_symlinks=False):
+                yield from temp_files(Path(session.path), prefix=TEMP_PREFIX)
 
     def rewrite_malformed(self, session: str, k: int, commit_id: str, offset: int) -> CheckpointRef:
         """Replace a ref that does not parse (a flipped byte, git's conflict markers) by the value the

@@ -34,7 +34,7 @@ from typing import Protocol
 import orjson
 
 from ..errors import SessionStoreError
-from ..plumbing.fsutil import atomic_replace, fsync_dir, read_regular
+from ..plumbing.fsutil import atomic_replace, fsync_dir, read_regular, temp_files
 
 
 class SessionStore(Protocol):
@@ -131,18 +131,7 @@ def stray_temps(store: SessionStore) -> list[Path]:
     """The `.tmp-*` files a crash mid-write left in `trash/` (a journal) and `titles/` (a title):
     regular files only. Both are written under a session lock, so with writers held off (gc) none is
     in use."""
-    out = []
-    for directory in (trash_dir(store), titles_dir(store)):
-        if directory.is_symlink():
-            continue
-        try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        out += [
-            Path(e.path) for e in entries if e.name.startswith(".tmp-") and e.is_file(follow_symlinks=False)
-        ]
-    return out
+    return [*temp_files(trash_dir(store)), *temp_files(titles_dir(store))]
 
 
 def rename_durably(src: Path, dst: Path) -> bool:

@@ -29,6 +29,7 @@ from .inputs import check_messages, usage_dict
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
 
+    from ..plumbing.objects import ObjectStore
     from .layout import StoreLayout
 
 CARRIED = ("model", "capacity")
@@ -85,6 +86,20 @@ def write_commit(
     if before_append is not None:
         before_append(body)
     return log.append(line, body, parent), line
+
+
+def store_turn(
+    objects: ObjectStore, messages: list[ModelMessage], sizes: Sequence[int] | None = None
+) -> tuple[str, list[int]]:
+    """Write a turn's blob and count its messages at once: (blob id, per-message sizes).
+
+    The blob is encoded here, then read back (decode before commit) and written and synced on the
+    object store's threads while this one tokenizes the turn (`sizes`, when the caller has them, are
+    taken instead): an unreadable turn is refused there and nothing is stored. For every writer of a
+    turn's blob: `Lockstep.commit_turn` and `FileConversationStore`."""
+    writing = objects.write_in_background(codec.encode_unchecked(messages), codec.check_decodable)
+    counted = list(sizes) if sizes is not None else estimate_messages(messages)
+    return writing.result(), counted
 
 
 def append_verified(log: Log, parent: Commit | None, lines: bytes) -> None:
@@ -256,12 +271,7 @@ class Lockstep:
         stored_usage = usage_dict(usage)  # refused before the blob is written, not after
         if sizes is not None and len(sizes) != len(new):
             raise ValueError(f"commit_turn: {len(sizes)} sizes for {len(new)} messages")
-        # The blob is read back (decode before commit) and written on the blob's thread while this
-        # one tokenizes the turn: an unreadable turn is refused there, before anything is written.
-        writing = self.store.objects.write_in_background(codec.encode_unchecked(new), codec.check_decodable)
-        # tokenize while the blob is checked, written and synced
-        sizes = list(sizes) if sizes is not None else estimate_messages(new)
-        oid = writing.result()
+        oid, sizes = store_turn(self.store.objects, new, sizes)
         fields: dict[str, Any] = {"sizes": sizes, **(extra or {})}
         if self.sent_elided is not None and self.sent_elided[0] == self.head_id and self.sent_elided[1] > 0:
             fields["elided"] = self.sent_elided[1]  # the request that produced this turn sent a micro view
