@@ -11,8 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionstore.cli.output import (
+    MINUTE_US,
+    Ages,
     Painter,
     colour_enabled,
+    epoch_us,
     number,
     plural,
     progress,
@@ -106,3 +109,36 @@ def test_painter_codes_wrap_text_exactly_as_click_style(text: str, style: dict) 
     before, after = Painter(True).codes(**style)
     assert before + text + after == click.style(text, **style) == Painter(True)(text, **style)
     assert Painter(False).codes(**style) == ("", "")
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    when=st.datetimes(
+        min_value=datetime(2000, 1, 1), max_value=datetime(2040, 1, 1), timezones=st.sampled_from([UTC, None])
+    ),
+    elapsed=st.one_of(
+        st.integers(min_value=-3 * 60_000_000, max_value=3 * 60_000_000),  # around "just now"
+        st.integers(min_value=-(10**15), max_value=10**15),
+        st.integers(min_value=-5, max_value=5 * 365 * 1440).map(lambda m: m * 60_000_000 + st_offset(m)),
+    ),
+)
+def test_ages_say_what_relative_time_says(when: datetime, elapsed: int) -> None:
+    """`session list`'s relative times from the heads cache (`epoch_us`, one text per distinct
+    minute) are exactly `relative_time`'s, at minute boundaries and either side of them too."""
+    stamp = when.isoformat().replace("+00:00", "Z")
+    now = (when if when.tzinfo else when.replace(tzinfo=UTC)) + timedelta(microseconds=elapsed)
+    ages = Ages(now)
+    when_us = epoch_us(stamp)
+    assert when_us is not None
+    first = ages[(ages.now_us - when_us) // MINUTE_US]
+    assert first == relative_time(stamp, now)
+    assert ages[(ages.now_us - when_us) // MINUTE_US] == first  # worked out once, then looked up
+
+
+def st_offset(minute: int) -> int:
+    """-1, 0 or +1 microsecond around a whole minute, chosen by the minute itself (deterministic)."""
+    return minute % 3 - 1
+
+
+def test_epoch_us_of_what_is_no_time() -> None:
+    assert epoch_us("not a time") is None and epoch_us("2026-03-02T12:00:00Z") == 1772452800 * 10**6

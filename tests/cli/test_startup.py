@@ -49,11 +49,12 @@ STORE_PATH = {
 }  # fmt: skip
 """Opening a store and listing its logs: what an empty store's `session list` loads."""
 ROWS = {
-    "sessionstore.accounting.thresholds", "sessionstore.porcelain.gauge",  # the context column
-    "sessionstore.porcelain.lookup", "sessionstore.porcelain.revisions",  # conversation labels
     "sessionstore.porcelain.naming", "sessionstore.porcelain.moving",  # set titles (`moving.titles_dir`)
+    "sessionstore.porcelain.lookup", "sessionstore.porcelain.revisions",  # naming's `conversation_of`
 }  # fmt: skip
-"""Added once there are rows to print from the heads cache."""
+"""Added once there are rows to print from the heads cache: its cells are the rendered columns."""
+CELLS = {"sessionstore.accounting.thresholds", "sessionstore.porcelain.gauge"}  # the context column
+"""Added to make the cells of a head the cache lacks (and for `--json`, which reads every head)."""
 DERIVING = {"sessionstore.porcelain.search"}
 """Added only when a title must be derived from a first blob (a session the cache has not seen)."""
 
@@ -111,7 +112,7 @@ def test_an_empty_store_loads_only_the_store(tmp_path: Path) -> None:
 def test_a_cached_listing_loads_the_rows_and_nothing_else(tmp_path: Path) -> None:
     root = _filled(tmp_path)
     first, added = _list(root)  # derives the titles from the first blobs and writes the cache
-    assert _ours(added) == STORE_PATH | ROWS | DERIVING, sorted(added)
+    assert _ours(added) == STORE_PATH | ROWS | CELLS | DERIVING, sorted(added)
     assert _heavy(added) == {"secrets"}  # the cache's temp file name (fsutil.write_temp)
     assert (root / HEADS_FILE).is_file()
     again, added = _list(root)
@@ -128,6 +129,6 @@ def test_machine_readable_listings_stay_as_lean(tmp_path: Path, fmt: str) -> Non
     root = _filled(tmp_path)
     _list(root)  # the cache
     out, added = _list(root, fmt)
-    assert _ours(added) == STORE_PATH | ROWS and not _heavy(added), sorted(added)
+    assert _ours(added) == STORE_PATH | ROWS | CELLS and not _heavy(added), sorted(added)
     records = orjson.loads(out) if fmt == "--json" else [orjson.loads(line) for line in out.splitlines()]
     assert [r["name"] for r in records] == ["s0", "s1", "s2"]

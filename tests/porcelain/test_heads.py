@@ -9,10 +9,14 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from helpers.messages import tagged_turn
 from sessionstore.plumbing.commits import Commit
@@ -140,18 +144,52 @@ def test_a_damaged_cache_is_rebuilt_never_an_error(tmp_path: Path, damage: str) 
         assert HeadsCache(store).load().keys() == {i.name for i in good}  # rewritten, valid again
 
 
+def _parts(store: SessionStore) -> tuple[bytes, dict[str, Any], list[bytes]]:
+    """The cache file as its format says: a header line, the rows document, one head line per row."""
+    header, document, *heads = (store.root / HEADS_FILE).read_bytes().split(b"\n")
+    return header, orjson.loads(document), heads
+
+
+def _write(store: SessionStore, document: dict[str, Any], heads: list[bytes]) -> None:
+    """The cache file holding `document` and `heads`, with valid checksums (as if this module wrote it)."""
+    payload, lines = orjson.dumps(document), b"\n".join(heads)
+    digests = f"{hashlib.sha256(payload).hexdigest()} {hashlib.sha256(lines).hexdigest()}".encode()
+    header = b"sessionstore-heads 3 " + _FIELD_NAMES + b" " + digests
+    (store.root / HEADS_FILE).write_bytes(header + b"\n" + payload + b"\n" + lines)
+
+
+_FIELD_NAMES = ",".join(f.name for f in dataclasses.fields(Commit)).encode()
+
+
 def test_a_cache_with_a_valid_checksum_but_a_stale_head_is_caught_by_fsck(tmp_path: Path) -> None:
     store = _store(tmp_path)
     store.infos(derived_title)
-    cache = HeadsCache(store)
-    entries = cache.load()
-    entries["s2"][1]["id"] = "f" * 64  # as if the cache were wrong while its key still matches
-    cache.save(entries)
+    _, document, heads = _parts(store)
+    position = list(document["rows"]).index("s2")
+    fields = orjson.loads(heads[position])
+    fields["id"] = "f" * 64  # as if the cache were wrong while its key still matches
+    heads[position] = orjson.dumps(fields)
+    _write(store, document, heads)
     report = store.fsck()
     assert not report.ok and any("'s2' is cached at another head" in p for p in report.problems)
     repaired = store.fsck(repair=True)
     assert repaired.ok and any("rebuilt index/sessions.json" in r for r in repaired.repaired)
-    assert store.fsck().ok and cache.load()["s2"][1]["id"] == store.log("s2").head().id
+    assert store.fsck().ok and orjson.loads(_parts(store)[2][position])["id"] == store.log("s2").head().id
+
+
+def test_a_cached_checkpoint_count_its_refs_disagree_with_is_caught_by_fsck(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    session = store.session("s1")
+    with store.lock("s1"):
+        session.commit_checkpoint(list(session.history), tier=2)
+    _age(store)
+    store.infos(derived_title)
+    _, document, heads = _parts(store)
+    assert document["rows"]["s1"][5] == 1
+    document["rows"]["s1"][5] = 7
+    _write(store, document, heads)
+    assert any("'s1' is cached with 7 checkpoints, its refs hold 1" in p for p in store.fsck().problems)
+    assert store.fsck(repair=True).ok and store.infos(derived_title) == _truth(store)
 
 
 def test_fsck_names_a_damaged_cache_and_repair_rebuilds_it(tmp_path: Path) -> None:
@@ -175,18 +213,30 @@ def test_a_symlinked_index_directory_is_never_written_through(tmp_path: Path) ->
 
 
 def test_the_cache_payload_is_what_its_header_says(tmp_path: Path) -> None:
-    """The format: one header line (magic, the commit fields it holds, sha256 of the payload), then
-    the JSON payload; each cached head is every field of its commit."""
-    store = _store(tmp_path, names=1)
+    """The format: a header line (magic, the commit fields it holds, the sha256 of the rows line and
+    of the head lines), the rows as one JSON line, then one JSON line per row with its head commit,
+    every field of it."""
+    store = _store(tmp_path, names=2)
     store.infos(derived_title)
-    header, payload = (store.root / HEADS_FILE).read_bytes().split(b"\n", 1)
-    names = ",".join(f.name for f in dataclasses.fields(Commit)).encode()
-    assert header == b"sessionstore-heads 2 " + names + b" " + hashlib.sha256(payload).hexdigest().encode()
-    (key, fields, refs, checkpoints, title) = orjson.loads(payload)["s0"]
-    st = store.log("s0").path.stat()
-    assert key == [st.st_size, st.st_mtime_ns, st.st_ino]
-    assert Commit(**fields) == store.log("s0").head()
-    assert (refs, checkpoints, title) == (None, None, derived_title(store, "s0"))
+    data = (store.root / HEADS_FILE).read_bytes()
+    header, rows_line, heads_part = data.split(b"\n", 2)
+    rows_digest, heads_digest = hashlib.sha256(rows_line).hexdigest(), hashlib.sha256(heads_part).hexdigest()
+    assert header == b"sessionstore-heads 3 " + _FIELD_NAMES + f" {rows_digest} {heads_digest}".encode()
+    document = orjson.loads(rows_line)
+    assert document["tag"] is None and list(document["rows"]) == ["s0", "s1"]  # no cells made yet
+    for (name, row), line in zip(document["rows"].items(), heads_part.split(b"\n"), strict=True):
+        st = store.log(name).path.stat()
+        assert row == [
+            st.st_size,
+            st.st_mtime_ns,
+            st.st_ctime_ns,
+            st.st_ino,
+            None,
+            None,
+            derived_title(store, name),
+            None,
+        ]
+        assert Commit(**orjson.loads(line)) == store.log(name).head()
 
 
 def test_a_cache_written_for_other_commit_fields_is_not_read(tmp_path: Path) -> None:
@@ -194,10 +244,10 @@ def test_a_cache_written_for_other_commit_fields_is_not_read(tmp_path: Path) -> 
     store = _store(tmp_path, names=2)
     good = store.infos(derived_title)
     path = store.root / HEADS_FILE
-    payload = path.read_bytes().split(b"\n", 1)[1]
     fields = ",".join(f.name for f in dataclasses.fields(Commit) if f.name != "usage").encode()
-    other = b"sessionstore-heads 2 " + fields + b" "
-    path.write_bytes(other + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
+    header, rest = path.read_bytes().split(b"\n", 1)
+    digests = header.split(b" ", 3)[3]  # still valid: only the named fields differ
+    path.write_bytes(b"sessionstore-heads 3 " + fields + b" " + digests + b"\n" + rest)
     assert HeadsCache(store).load() == {}
     assert store.infos(derived_title) == good == _truth(store)
 
@@ -220,3 +270,98 @@ def test_listed_in_session_name_order_as_sessions_sorts(tmp_path: Path) -> None:
     _age(store)
     assert [i.name for i in store.infos(derived_title)] == store.sessions() == sorted(names)
     assert [i.name for i in store.infos(derived_title)] == sorted(names)  # from the cache
+
+
+def test_a_log_rewritten_in_place_with_its_size_and_mtime_kept_is_read_again(tmp_path: Path) -> None:
+    """Same inode, same size, the old mtime put back (`touch -r`, `rsync --inplace -t`): the ctime
+    in the key still moved."""
+    store = _store(tmp_path)
+    before = {i.name: i for i in store.infos(derived_title)}
+    a, b = store.log("s2").path, store.log("s3").path
+    st = a.stat()
+    with open(a, "r+b") as f:
+        f.write(b.read_bytes())
+    os.utime(a, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = a.stat()
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (st.st_ino, st.st_size, st.st_mtime_ns)
+    listed = {i.name: i for i in store.infos(derived_title)}
+    assert listed["s2"].head == store.log("s2").head() and listed["s2"].head.id == before["s3"].head.id
+
+
+def _cells(calls: list[str]) -> Callable[[Commit | None], list[Any]]:
+    def cells(head: Commit | None) -> list[Any]:
+        calls.append(head.session if head else "")
+        return [head.id if head else None, head.count if head else 0]
+
+    return cells
+
+
+def test_listing_cells_are_made_once_per_head_and_tag(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _store(tmp_path)
+    cache, calls = HeadsCache(store), []
+    cells = _cells(calls)
+    truth = [(i.name, i.checkpoints, i.title, [i.head.id, i.head.count]) for i in _truth(store)]
+    assert cache.listing(derived_title, cells, "t1") == truth and calls == ["s0", "s1", "s2", "s3"]
+    with monkeypatch.context() as patch:
+        patch.setattr(Log, "head", lambda self: pytest.fail(f"read {self.session}"))
+        assert cache.listing(derived_title, cells, "t1") == truth and len(calls) == 4  # all cached
+        assert cache.listing(derived_title, cells, "t2") == truth and len(calls) == 8  # another tag:
+        # made again from the cached heads, no log read
+    store.session("s1").append(tagged_turn(1, 1), compact=False)
+    past = time.time() - 60  # only s1 settled again (dating all would move every ctime)
+    os.utime(store.log("s1").path, (past, past))
+    listed = cache.listing(derived_title, cells, "t2")
+    assert calls[8:] == ["s1"] and listed[1][3] == [store.log("s1").head().id, 4]
+    assert store.infos(derived_title) == _truth(store)  # infos keeps the cells it does not make
+    assert cache.listing(derived_title, cells, "t2") == listed and len(calls) == 9
+
+
+def test_a_damaged_heads_part_changes_no_listing_and_is_rewritten(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    cache, calls = HeadsCache(store), []
+    listed = cache.listing(derived_title, _cells(calls), "t")
+    good = store.infos(derived_title)
+    path = store.root / HEADS_FILE
+    data = bytearray(path.read_bytes())
+    data[-10] ^= 0x01  # in the last head line
+    path.write_bytes(data)
+    assert cache.load() == {}  # damaged in a part: not used as a whole
+    assert cache.listing(derived_title, _cells(calls), "t") == listed and len(calls) == 4  # rows intact
+    assert any("index/sessions.json is damaged" in p for p in store.fsck().problems)
+    assert store.infos(derived_title) == good == _truth(store)  # from the logs, then rewritten
+    assert store.fsck().ok and cache.load().keys() == {i.name for i in good}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    at=st.floats(min_value=0, max_value=1, exclude_max=True), mask=st.sampled_from([0x01, 0x20, 0x80, 0xFF])
+)
+def test_a_flipped_byte_anywhere_in_the_cache_changes_no_listing(
+    tmp_path: Path, at: float, mask: int
+) -> None:
+    """Whatever byte of the file is flipped, a listing of cells and a listing of infos give what
+    they gave before (the part it hit is not used), and never raise."""
+    root = tmp_path / "flip"
+    if not root.exists():
+        store = _store(root)
+        session = store.session("s1")
+        with store.lock("s1"):
+            session.commit_checkpoint(list(session.history), tier=2)
+        _age(store)
+        HeadsCache(store).listing(derived_title, _cells([]), "t")
+        store.infos(derived_title)
+    store = SessionStore.open(root / "store", warm=False)
+    path = store.root / HEADS_FILE
+    good = path.read_bytes()
+    expected = (HeadsCache(store).listing(derived_title, _cells([]), "t"), store.infos(derived_title))
+    data = bytearray(good)
+    data[int(at * len(data))] ^= mask
+    try:
+        path.write_bytes(data)
+        assert HeadsCache(store).listing(derived_title, _cells([]), "t") == expected[0]
+        path.write_bytes(data)
+        assert store.infos(derived_title) == expected[1]
+    finally:
+        path.write_bytes(good)

@@ -16,7 +16,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import IO, TYPE_CHECKING, Any
 
 import click
@@ -271,7 +271,11 @@ def relative_time(stamp: str, now: datetime | None = None) -> str:
     when = parse_time(stamp)
     if when is None:
         return stamp
-    seconds = ((now or datetime.now(UTC)) - when).total_seconds()
+    return ago(((now or datetime.now(UTC)) - when).total_seconds())
+
+
+def ago(seconds: float) -> str:
+    """`seconds` elapsed as `relative_time` says it: 'in the future' below 0, 'just now' below a minute."""
     if seconds < 0:
         return "in the future"
     for unit, size in _UNITS:
@@ -279,6 +283,37 @@ def relative_time(stamp: str, now: datetime | None = None) -> str:
             n = int(seconds // size)
             return f"{n} {unit} ago" if unit == "min" else f"{n} {unit}{'' if n == 1 else 's'} ago"
     return "just now"
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+MINUTE_US = 60_000_000
+
+
+def epoch_us(stamp: str) -> int | None:
+    """`parse_time(stamp)` as whole microseconds since the epoch (exact: a datetime's resolution),
+    or None when it is no time: what `Ages` takes, stored by `session list`'s heads cache."""
+    when = parse_time(stamp)
+    return None if when is None else (when - _EPOCH) // _MICROSECOND
+
+
+class Ages(dict[int, str]):
+    """`relative_time` of many times given as `epoch_us`, against one `now` (`session list`, once
+    per session): every unit is a whole number of minutes, so the text depends only on the whole
+    minutes elapsed, `ages[ages.minute(when_us)]`, worked out once per distinct minute (a plain dict
+    lookup in the loop). The same text as `relative_time` gives for the same `now`."""
+
+    def __init__(self, now: datetime | None = None) -> None:
+        super().__init__()
+        self.now_us = ((now or datetime.now(UTC)) - _EPOCH) // _MICROSECOND
+
+    def minute(self, when_us: int) -> int:
+        """The whole minutes from `when_us` to now (negative: in the future)."""
+        return (self.now_us - when_us) // MINUTE_US
+
+    def __missing__(self, minute: int) -> str:
+        text = self[minute] = ago(minute * 60)  # any time within the minute says the same
+        return text
 
 
 def local_time(stamp: str) -> str:

@@ -6,17 +6,21 @@ first blobs of sessions that changed since, never pydantic-ai (a subprocess test
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
-from datetime import UTC, datetime
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import CorruptObjectError, NotAStoreError
-from ..porcelain.heads import paused_gc
+from ..porcelain.heads import Cells, HeadsCache, Row, paused_gc
 from ..porcelain.store import SessionInfo, SessionStore
 from .output import (
+    MINUTE_US,
+    Ages,
     emit,
+    epoch_us,
     json_options,
     number,
     open_store,
@@ -25,12 +29,12 @@ from .output import (
     print_json,
     print_jsonl,
     progress,
-    relative_time,
     short_id,
     store_path,
 )
 
 if TYPE_CHECKING:
+    from ..plumbing.commits import Commit
     from ..porcelain.layout import StoreLayout
     from ..porcelain.maintenance import FsckReport
 
@@ -132,65 +136,131 @@ def list_sessions(store: SessionStore, *, fmt: str | None = None) -> int:
     if fmt == "jsonl":
         print_jsonl(list_records(store))
         return 0
-    infos, damaged = _infos(store)
-    if not infos and not damaged:
-        click.echo("no sessions yet: `session import FILE` brings one in", err=True)
-        return 0
-    with paused_gc():  # thousands of rows, none of them garbage (see `paused_gc`)
-        lines = _list_lines(store, infos, damaged)
-    emit(lines)
+    # Thousands of rows, none of them garbage (see `paused_gc`), and all of them freed before the
+    # collector resumes: it would otherwise go over every one left from the pause at its next turn.
+    with paused_gc():
+        rows, damaged = _rows(store)
+        if not rows and not damaged:
+            click.echo("no sessions yet: `session import FILE` brings one in", err=True)
+            return 0
+        lines = _list_lines(store, rows, damaged)
+        del rows
+        emit(lines)
+        del lines
     return 0
 
 
-def _list_lines(store: SessionStore, infos: list[SessionInfo], damaged: dict[str, str]) -> list[str]:
+LIST_CELLS = "session-list 1"
+"""The format of the cells `_cells` makes; change it with them, so cached cells are made again."""
+
+
+def _cells(store: SessionStore) -> tuple[Cells, str]:
+    """What `session list` shows of a head that does not depend on the time or on other sessions
+    (messages, level and its band, the time as `epoch_us`, the short id, the conversation label), as
+    the heads cache keeps it, and the tag naming everything else they depend on: the cells' format,
+    the settings (all of them) and every `SESSIONSTORE_*` variable (the levels read the threshold
+    override from the environment). More than the readings read, never less: a changed tag only
+    makes the cells again. Nothing is imported for it: a listing the cache holds reads no gauge."""
+    from ..accounting.settings import ENV_PREFIX
+
+    settings = store.settings
+    env = sorted((k, v) for k, v in os.environ.items() if k.startswith(ENV_PREFIX))
+    tag = f"{LIST_CELLS} {settings!r} {env!r}"
+
+    def cells(head: Commit | None) -> list[Any]:
+        from ..porcelain.gauge import commit_gauges  # lazily: only a head the cache lacks
+        from ..porcelain.lookup import conversation_of
+
+        reading = commit_gauges([head], settings)[0]
+        record = conversation_of(head)
+        label = None
+        if record is not None:  # the title column: a conversation's id and scope, else the title
+            scope = f" [{record['scope']}]" if record.get("scope") else ""
+            label = f"conversation {_cut(str(record.get('conversation_id')), 40)}{scope}"
+        if head is None:
+            return [
+                "0 msgs",
+                f"{reading.glyph} {reading.percent}%",
+                reading.band,
+                "empty",
+                short_id(None),
+                label,
+            ]
+        when = epoch_us(head.time)
+        return [
+            plural(head.count, "msg"), f"{reading.glyph} {reading.percent}%", reading.band,
+            head.time if when is None else when, short_id(head.id), label,
+        ]  # fmt: skip
+
+    return cells, tag
+
+
+def _rows(store: SessionStore) -> tuple[list[Row], dict[str, str]]:
+    """Every session's listing row (`heads.Row`), and the damaged ones with their error: one bad log
+    hides no other."""
+    cells, tag = _cells(store)
+    try:  # the fast path: rows the heads cache (index/sessions.json) holds are not made again
+        return HeadsCache(store).listing(_derived_title, cells, tag), {}
+    except CorruptObjectError:
+        pass
+    infos, damaged = _infos(store)
+    return [(info.name, info.checkpoints, None, cells(info.head)) for info in infos], damaged
+
+
+def _list_lines(store: SessionStore, rows: list[Row], damaged: dict[str, str]) -> list[str]:
     """The lines of `session list`: one per session, columns padded to the widest cell.
 
-    Runs once per session of a store of thousands, so it formats with f-strings and the colour
-    codes worked out once (`Painter.codes`), never one `click.style` per cell."""
-    from ..porcelain.gauge import commit_gauges
-    from ..porcelain.lookup import conversation_of
+    Runs once per session of a store of thousands, from cells the heads cache holds ready (see
+    `_cells`), column by column (one pass each, no tuple per row), the relative time once per
+    distinct minute (`Ages`), then each line one f-string with the colour codes worked out once
+    (`Painter.codes`), never one `click.style` per cell."""
     from ..porcelain.naming import title, titled
 
-    readings = commit_gauges([info.head for info in infos], store.settings)
     named = titled(store)
-    now = datetime.now(UTC)
-    rows = [
-        (
-            _cut(info.name, NAME_WIDTH),
-            plural(info.count, "msg"),
-            f"{reading.glyph} {reading.percent}%",
-            plural(info.checkpoints, "checkpoint") if info.checkpoints else "",
-            relative_time(info.head.time, now) if info.head else "empty",
-        )
-        for info, reading in zip(infos, readings, strict=True)
+    ages = Ages()
+    now_us = ages.now_us
+    cells = [row[3] for row in rows]
+    names = [name if len(name) <= NAME_WIDTH else _cut(name, NAME_WIDTH) for name, _, _, _ in rows]
+    msgs = [c[0] for c in cells]
+    levels = [c[1] for c in cells]
+    whens = [
+        when if when.__class__ is str else ages[(now_us - when) // MINUTE_US]
+        for when in (c[3] for c in cells)
+    ]
+    ckpts = [plural(n, "checkpoint") if n else "" for _, n, _, _ in rows]
+    labels = [
+        c[5]
+        if c[5] is not None
+        else derived
+        if derived is not None and name not in named
+        else title(store, name)
+        for (name, _, derived, _), c in zip(rows, cells, strict=True)
     ]
     w_name, w_msgs, w_level, w_ckpts, w_when = (
-        [max(map(len, column)) for column in zip(*rows, strict=True)] if rows else [0] * 5
+        [max(map(len, column)) for column in (names, msgs, levels, ckpts, whens)] if rows else [0] * 5
     )
     paint = painter()
     bold, bold_end = paint.codes(bold=True)
     yellow, yellow_end = paint.codes(fg="yellow")
     dim, dim_end = paint.codes(dim=True)
-    bands = {band: paint.codes(fg=band) for band in ("green", "yellow", "red")}
-    plain = ("", "")
-    lines = []
-    for (name, msgs, level, ckpts, when), info, reading in zip(rows, infos, readings, strict=True):
-        band, band_end = bands[reading.band] if reading.band else plain
-        head = info.head
-        record = conversation_of(head)
-        if record is not None:  # the title column: a conversation's id and scope, else the title
-            scope = f" [{record['scope']}]" if record.get("scope") else ""
-            label = f"conversation {_cut(str(record.get('conversation_id')), 40)}{scope}"
-        elif info.title is not None and info.name not in named:
-            label = info.title
-        else:
-            label = title(store, info.name)
-        checkpoints = f"{ckpts.ljust(w_ckpts)}  " if w_ckpts else ""  # no empty column when none has any
-        lines.append(
-            f"  {bold}{name.ljust(w_name)}{bold_end}  {msgs.rjust(w_msgs)}  {' ' * (w_level - len(level))}"
-            f"{band}{level}{band_end}  {checkpoints}{when.ljust(w_when)}  "
-            f"{yellow}{short_id(head.id if head else None)}{yellow_end}  {dim}{label}{dim_end}".rstrip()
+    if paint.enabled:
+        bands = {band: paint.codes(fg=band) for band in ("green", "yellow", "red")}
+        bands[None] = ("", "")
+        levels = [
+            f"{' ' * (w_level - len(level))}{bands[c[2]][0]}{level}{bands[c[2]][1]}"
+            for level, c in zip(levels, cells, strict=True)
+        ]
+    else:
+        levels = list(map(str.rjust, levels, repeat(w_level)))
+    if w_ckpts:  # no empty column when none has any
+        ckpts = [f"{text.ljust(w_ckpts)}  " for text in ckpts]
+    lines = [
+        f"  {bold}{name.ljust(w_name)}{bold_end}  {m.rjust(w_msgs)}  {level}  {ckpt}{when.ljust(w_when)}  "
+        f"{yellow}{c[4]}{yellow_end}  {dim}{label}{dim_end}".rstrip()
+        for name, m, level, ckpt, when, c, label in zip(
+            names, msgs, levels, ckpts, whens, cells, labels, strict=True
         )
+    ]
     for name, why in damaged.items():
         cell = f"{bold}{_cut(name, NAME_WIDTH).ljust(w_name)}{bold_end}"
         if "git merge conflict" in why:  # MergeConflictError: two clones appended to this session

@@ -2,7 +2,8 @@
 reading thousands of logs (issue 16 item 5).
 
 Derived from the logs and checked against them on every use (see `HeadsCache`); `session fsck`
-checks it and `--repair` rebuilds it. `infos` is the listing built on it.
+checks it and `--repair` rebuilds it. `infos` is the listing built on it, `listing` the same with a
+caller's precomputed cells per session (the CLI's rendered columns) instead of the head commits.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
@@ -25,13 +27,20 @@ from ..plumbing.fsutil import atomic_replace, check_store_dir, fsync_dir, read_r
 from ..plumbing.names import is_valid_name
 from .layout import SessionInfo, StoreLayout
 
+Derive = Callable[[StoreLayout, str], str]
+Cells = Callable[[Commit | None], list[Any]]
+"""A pure function of a head commit (None: an empty log) and of what its tag names, giving
+JSON values: `listing` caches its result with the head, so a listing computes it once per change."""
+Row = tuple[str, int, "str | None", list[Any]]
+"""(name, checkpoints, title, cells) of one session, as `listing` returns it."""
 
-def infos(layout: StoreLayout, derive: Callable[[StoreLayout, str], str] | None = None) -> list[SessionInfo]:
+
+def infos(layout: StoreLayout, derive: Derive | None = None) -> list[SessionInfo]:
     """`info` of every session, sorted by name (with `derive`'s value as `title`).
 
     What `session list` needs on a store of thousands: one listing of logs/ with a stat of each, and
-    the heads cache for every log whose (size, mtime, inode) it recorded; only the others are read.
-    Exactly what reading every head would give.
+    the heads cache for every log whose (size, mtime, ctime, inode) it recorded; only the others are
+    read. Exactly what reading every head would give.
     """
     return HeadsCache(layout).infos(derive)
 
@@ -40,25 +49,32 @@ HEADS_FILE = Path("index") / "sessions.json"
 _FIELDS = tuple(f.name for f in fields(Commit))
 """A cached head is its commit's fields, `session` included: the dict becomes the rebuilt commit's
 own `__dict__` (see `_commit`), so a hit copies nothing."""
-_HEADS_MAGIC = b"sessionstore-heads 2 " + ",".join(_FIELDS).encode() + b" "
+_HEADS_MAGIC = b"sessionstore-heads 3 " + ",".join(_FIELDS).encode() + b" "
 """The header names the fields: a cache written for another `Commit` is not in this format (rebuilt),
 so entries, written by this module alone and checksummed, need no per-entry check of their keys."""
 _RACY_NS = 2_000_000_000
 """A log changed this recently may change again within its mtime's granularity: not cached yet."""
 _MAX_CACHED_LINE = 4096
 """Longer head lines (a reset point's state) are read from the log each time, not copied here."""
-_ENTRY_ERRORS = (TypeError, IndexError, KeyError, AttributeError)
+_ENTRY_ERRORS = (TypeError, IndexError, KeyError, AttributeError, ValueError)
 """What a malformed entry raises where it is read: a miss, never an error."""
+_DIGEST = 64
+"""Hex digits of a sha256 in the header."""
 
 
 class HeadsCache:
-    """`index/sessions.json`: each session's head commit, checkpoint count and derived title, keyed by
-    its log's (size, mtime_ns, inode), like git's index. Derived data, never trusted blindly:
+    """`index/sessions.json`: each session's row (its log's (size, mtime_ns, ctime_ns, inode), its
+    refs directory's (mtime_ns, inode) and checkpoint count, derived title and the caller's cells)
+    and its head commit, like git's index. Derived data, never trusted blindly:
 
     - an entry is used only while the log's key is unchanged and was not changing when it was read
       (mtime at least `_RACY_NS` before the read, git's "racily clean" rule); every other log is read;
-    - the file carries the sha256 of its payload: damage (a flipped byte, a torn write) makes it
-      empty, never an error, and the next listing rewrites it;
+    - the file is a header (the format, the commit fields, the sha256 of each part), the rows as one
+      JSON line, then one JSON line per row with its head: a listing of cells hashes and parses the
+      rows alone. Damage (a flipped byte, a torn write) makes a part empty, never an error, and the
+      next listing rewrites it;
+    - cells are used only under the tag they were computed for (the caller names everything besides
+      the head they depend on: settings, the format of its columns);
     - it is rewritten (temp, fsync, rename, fsync the directory) only when an entry changed, and not
       at all when the store is read-only; two listings at once both write a valid file.
 
@@ -69,25 +85,26 @@ class HeadsCache:
         self.layout = layout
         self.path = layout.root / HEADS_FILE
 
+    # -- the file -----------------------------------------------------------------------------------
+
     def load(self) -> dict[str, list[Any]]:
-        """The cached entries, or {} when the file is missing, damaged or not in this format."""
-        return self._read() or {}
+        """The cached rows by name, or {} when the file is missing, damaged (in any part) or not in
+        this format."""
+        snapshot = self._read()
+        return snapshot.rows if snapshot.heads() is not None else {}
 
-    def _read(self) -> dict[str, list[Any]] | None:
-        with suppress(OSError, SessionStoreError, orjson.JSONDecodeError, ValueError):
+    def _read(self) -> _Snapshot:
+        with suppress(OSError, SessionStoreError):
             check_store_dir(self.path.parent)
-            data = read_regular(self.path, what=str(HEADS_FILE))
-            end = data.find(b"\n")
-            payload = memoryview(data)[end + 1 :] if end >= 0 else b""  # no copy of megabytes
-            if end >= 0 and data[:end] == _HEADS_MAGIC + hashlib.sha256(payload).hexdigest().encode():
-                entries = orjson.loads(payload)
-                if isinstance(entries, dict):
-                    return entries
-        return None
+            return _Snapshot.parse(read_regular(self.path, what=str(HEADS_FILE)))
+        return _Snapshot.parse(b"")
 
-    def save(self, entries: dict[str, list[Any]]) -> None:
-        payload = orjson.dumps(entries)
-        data = _HEADS_MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
+    def save(self, tag: str | None, rows: dict[str, list[Any]], heads: list[bytes]) -> None:
+        """Write `rows` (cells under `tag`) and their heads, one JSON line each in the rows' order."""
+        payload = orjson.dumps({"tag": tag, "rows": rows})
+        lines = b"\n".join(heads)
+        digests = hashlib.sha256(payload).hexdigest() + " " + hashlib.sha256(lines).hexdigest()
+        data = b"".join((_HEADS_MAGIC, digests.encode(), b"\n", payload, b"\n", lines))
         directory = self.path.parent
         check_store_dir(directory)
         if not directory.is_dir():
@@ -97,85 +114,58 @@ class HeadsCache:
             atomic_replace(directory / ".gitignore", b"*\n")
         atomic_replace(self.path, data)
 
-    def infos(
-        self, derive: Callable[[StoreLayout, str], str] | None, *, cached: bool = True
-    ) -> list[SessionInfo]:
+    # -- listings -----------------------------------------------------------------------------------
+
+    def infos(self, derive: Derive | None, *, cached: bool = True) -> list[SessionInfo]:
         """Every session's info (see `StoreLayout.infos`), then the cache rewritten if it changed."""
         with paused_gc():
-            return self._infos(derive, cached=cached)
+            rows, heads = _walk(self, derive, None, None, cached=cached, with_heads=True)
+            return [_info(SessionInfo, (r[0], h, r[1], r[2])) for r, h in zip(rows, heads, strict=True)]
 
-    def _infos(self, derive: Callable[[StoreLayout, str], str] | None, *, cached: bool) -> list[SessionInfo]:
-        # Once per session, 10,000 times in a big store: no key list built for a hit, the commit is
-        # its cached dict (`_commit`), the info a bare tuple.
-        layout = self.layout
-        old = self.load() if cached else {}
-        new: dict[str, list[Any]] = {}
-        try:
-            with_refs = set(os.listdir(layout.refs.dir))
-        except FileNotFoundError:
-            with_refs = set()
-        out = []
-        changed = False
-        need_title = derive is not None
-        # Logs (and refs) last changed before `settled` are no longer "racily clean": cacheable. Taken
-        # before anything is listed, so a change during the listing always counts as recent.
-        settled = time.time_ns() - _RACY_NS
-        for name, st in _log_stats(layout, known=old):
-            refs = _refs_key(layout, name) if name in with_refs else None
-            entry: Any = old.get(name)
-            head = _cached_head(entry, st)
-            hit = head is not _MISS and not (need_title and entry[4] is None)
-            if not hit:
-                head = layout.log(name).head()
-            title = (entry[4] if hit else derive(layout, name)) if derive is not None else None
-            if refs is None:
-                checkpoints = 0
-            elif hit and entry[2] == refs:
-                checkpoints = entry[3]
-            else:
-                checkpoints = sum(1 for k in os.listdir(layout.refs.dir / name) if k.isdigit())
-            out.append(_info(SessionInfo, (name, head, checkpoints, title)))
-            if st.st_mtime_ns > settled or (head is not None and head.size > _MAX_CACHED_LINE):
-                continue  # read again next time
-            if refs is not None and refs[0] > settled:
-                refs = None  # its count is not cached yet
-            kept = title if need_title else (entry[4] if hit else None)
-            counted = checkpoints if refs is not None else None
-            if hit and entry[2] == refs and entry[3] == counted and entry[4] == kept:
-                new[name] = entry  # unchanged: no copy, and no deep comparison at the end
-                continue
-            cached_fields = entry[1] if hit else (_fields(head) if head is not None else None)
-            new[name] = [[st.st_size, st.st_mtime_ns, st.st_ino], cached_fields, refs, counted, kept]
-            changed = True
-        if changed or len(new) != len(old):
-            with suppress(OSError, SessionStoreError, TypeError):  # a read-only store still lists
-                self.save(new)
-        return out
+    def listing(self, derive: Derive | None, cells: Cells, tag: str) -> list[Row]:
+        """Every session's (name, checkpoints, title, cells), sorted by name, where cells is
+        `cells(head)` computed for this head under `tag` (from the cache when it was): no commit is
+        rebuilt for a session the cache holds. The cache is rewritten if it changed."""
+        with paused_gc():
+            return _walk(self, derive, cells, tag, cached=True, with_heads=False)[0]
+
+    # -- fsck ---------------------------------------------------------------------------------------
 
     def check(self) -> list[str]:
         """What is wrong with the cache (empty when it agrees with the logs, or is absent): for fsck.
 
-        Damage, and any entry that would be used (its log's key unchanged) for another head than
-        the log's own. Entries for changed or removed logs are not problems: they are never used.
+        Damage, and any entry that would be used (its log's key unchanged) for another head or
+        checkpoint count than the log's own. Entries for changed or removed logs are not problems:
+        they are never used.
         """
         if not self.path.exists():
             return []
         fix = "`session fsck --repair` rebuilds it (it is derived from the logs)"
-        entries = self._read()
-        if entries is None:
+        snapshot = self._read()
+        heads = snapshot.heads()
+        if not snapshot.valid or heads is None:
             return [f"{HEADS_FILE} is damaged (its checksum does not match its contents): {fix}"]
+        position = {name: i for i, name in enumerate(snapshot.rows)}
+        layout = self.layout
         problems = []
-        for name, st in _log_stats(self.layout):
-            cached = _cached_head(entries.get(name), st)
-            if cached is _MISS:
+        for name, st in _log_stats(layout):
+            row = snapshot.rows.get(name)
+            if not _same_log(row, st):
                 continue
             try:
-                head = self.layout.log(name).head()
+                head = layout.log(name).head()
             except SessionStoreError:
                 continue  # the log's own check names it
-            if head != cached:
+            refs = _refs_key(layout, name)
+            counted = _count_checkpoints(layout, name) if refs is not None else 0
+            if head != _cached_head(heads[position[name]]):
                 problems.append(
                     f"{HEADS_FILE}: session {name!r} is cached at another head than its log's: {fix}"
+                )
+            elif row[4] == refs and row[5] is not None and row[5] != counted:  # type: ignore[index]
+                problems.append(
+                    f"{HEADS_FILE}: session {name!r} is cached with {row[5]} checkpoints, "  # type: ignore[index]
+                    f"its refs hold {counted}: {fix}"
                 )
         return problems
 
@@ -185,30 +175,201 @@ class HeadsCache:
         self.infos(None, cached=False)
 
 
+class _Snapshot:
+    """One read of the cache file: the rows (checked when read), the heads part (checked when
+    first asked for: a listing of cells never hashes or splits it)."""
+
+    def __init__(self, tag: Any, rows: dict[str, list[Any]], data: bytes, start: int, digest: bytes) -> None:
+        self.tag = tag
+        self.rows = rows
+        self.valid = bool(data)
+        self._data, self._start, self._digest = data, start, digest
+        self._heads: list[bytes] | None = None
+        self._position: dict[str, int] | None = None
+        self.damaged = False
+        """Whether the heads part was found damaged (the rows passed their check): rewrite it."""
+
+    @classmethod
+    def parse(cls, data: bytes) -> _Snapshot:
+        header_end = data.find(b"\n")
+        rows_end = data.find(b"\n", header_end + 1)
+        if header_end < 0 or rows_end < 0 or not data.startswith(_HEADS_MAGIC):
+            return cls(None, {}, b"", 0, b"")
+        digests = data[len(_HEADS_MAGIC) : header_end]
+        payload = memoryview(data)[header_end + 1 : rows_end]  # no copy of a megabyte
+        if (
+            len(digests) != 2 * _DIGEST + 1
+            or hashlib.sha256(payload).hexdigest().encode() != digests[:_DIGEST]
+        ):
+            return cls(None, {}, b"", 0, b"")
+        try:
+            document = orjson.loads(payload)
+            tag, rows = document["tag"], document["rows"]
+        except (orjson.JSONDecodeError, TypeError, KeyError):
+            return cls(None, {}, b"", 0, b"")
+        if not isinstance(rows, dict):
+            return cls(None, {}, b"", 0, b"")
+        return cls(tag, rows, data, rows_end + 1, digests[_DIGEST + 1 :])
+
+    def heads(self) -> list[bytes] | None:
+        """One head line per row, in the rows' order; None when that part is damaged."""
+        if self._heads is None and self.valid and not self.damaged:
+            part = memoryview(self._data)[self._start :]
+            if hashlib.sha256(part).hexdigest().encode() == self._digest:
+                lines = bytes(part).split(b"\n") if self.rows else []
+                if len(lines) == len(self.rows):
+                    self._heads = lines
+            self.damaged = self._heads is None
+        return self._heads
+
+    def head(self, layout: StoreLayout, name: str) -> Commit | None:
+        """The head cached with row `name` (a hit: its log's key matched), or the log's own head when
+        the heads part is damaged. Never newer than the row's key, so never a stale entry."""
+        lines = self.heads()
+        if lines is not None:
+            if self._position is None:
+                self._position = {n: i for i, n in enumerate(self.rows)}
+            with suppress(orjson.JSONDecodeError, *_ENTRY_ERRORS):
+                return _cached_head(lines[self._position[name]])
+        return layout.log(name).head()
+
+    def line(self, layout: StoreLayout, name: str) -> bytes:
+        """The head line of row `name` to write again (see `head`)."""
+        lines = self.heads()
+        if lines is not None:
+            if self._position is None:
+                self._position = {n: i for i, n in enumerate(self.rows)}
+            return lines[self._position[name]]
+        return _head_line(layout.log(name).head())
+
+
+def _walk(
+    cache: HeadsCache,
+    derive: Derive | None,
+    cells: Cells | None,
+    tag: str | None,
+    *,
+    cached: bool,
+    with_heads: bool,
+) -> tuple[list[Row], list[Commit | None]]:
+    """One pass over every log (see `HeadsCache.infos` and `.listing`): the rows and, `with_heads`,
+    each session's head commit; then the cache rewritten when an entry changed.
+
+    Runs once per session, 10,000 times in a big store: a row the cache holds complete (its log's
+    key unchanged, its refs' too, its title and cells there) costs one tuple, and no head line is
+    touched."""
+    layout = cache.layout
+    old = cache._read() if cached else _Snapshot.parse(b"")
+    rows = old.rows
+    if cells is None:
+        tag = old.tag  # no cells made or used: those kept keep their tag
+    reuse = old.tag == tag and not with_heads  # a complete hit needs nothing more
+    out: list[Row] = []
+    heads: list[Commit | None] = []
+    new: dict[str, list[Any]] = {}
+    fresh: dict[str, Commit | None] = {}  # the heads read from the logs this time
+    with_refs = _ref_dirs(layout)
+    changed = False
+    # Logs (and refs) last changed before `settled` are no longer "racily clean": cacheable. Taken
+    # before anything is listed, so a change during the listing always counts as recent.
+    settled = time.time_ns() - _RACY_NS
+    for name, st in _log_stats(layout, known=rows):
+        refs = _refs_key(layout, name) if name in with_refs else None
+        row: Any = rows.get(name)
+        hit = _same_log(row, st)
+        if hit and reuse and row[4] == refs and row[7] is not None and (derive is None or row[6] is not None):
+            # complete: its key was settled when stored, so it still is; nothing changes
+            out.append((name, 0 if refs is None else row[5], None if derive is None else row[6], row[7]))
+            new[name] = row
+            continue
+        head: Any = _MISS
+        if not hit:
+            head = fresh[name] = layout.log(name).head()
+        elif with_heads:
+            head = old.head(layout, name)
+        if with_heads:
+            heads.append(head)
+        if derive is None:
+            title = None
+        elif hit and row[6] is not None:
+            title = row[6]
+        else:
+            title = derive(layout, name)
+        if refs is None:
+            checkpoints = 0
+        elif hit and row[4] == refs and row[5] is not None:
+            checkpoints = row[5]
+        else:
+            checkpoints = _count_checkpoints(layout, name)
+        if hit and old.tag == tag and row[7] is not None:
+            made = row[7]
+        elif cells is not None:
+            made = cells(old.head(layout, name) if head is _MISS else head)
+        else:
+            made = None
+        out.append((name, checkpoints, title, made))
+        if st.st_mtime_ns > settled or (
+            head is not _MISS and head is not None and head.size > _MAX_CACHED_LINE
+        ):
+            continue  # read again next time
+        if refs is not None and refs[0] > settled:
+            refs = None  # its count is not cached yet
+        counted = checkpoints if refs is not None else None
+        if derive is None and hit:
+            title = row[6]  # kept as it was
+        if hit and row[4] == refs and row[5] == counted and row[6] == title and row[7] is made:
+            new[name] = row  # unchanged: no copy, and no deep comparison at the end
+            continue
+        new[name] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, refs, counted, title, made]
+        changed = True
+    if changed or len(new) != len(rows) or old.damaged or (new and tag != old.tag):
+        lines = [_head_line(fresh[name]) if name in fresh else old.line(layout, name) for name in new]
+        with suppress(OSError, SessionStoreError, TypeError):  # a read-only store still lists
+            cache.save(tag, new, lines)
+    return out, heads
+
+
 _MISS: Any = object()
 _info = tuple.__new__
 """`SessionInfo(...)` without the named tuple's Python-level `__new__` (the same tuple)."""
 
 
-def _cached_head(entry: Any, st: os.stat_result) -> Commit | None:
-    """The head `entry` holds for a log with stat `st` (None: an empty log), or `_MISS` when the
-    entry is absent, for another state of the log (size, mtime or inode changed), or malformed."""
+def _same_log(row: Any, st: os.stat_result) -> bool:
+    """Whether `row` was cached for the log in the state `st` describes: the same size, mtime, ctime
+    and inode (a rename or `os.utime` moves the ctime, a replacement the inode); False for no row."""
     try:
-        key = entry[0]
-        if key[0] != st.st_size or key[1] != st.st_mtime_ns or key[2] != st.st_ino:
-            return _MISS
-        return None if entry[1] is None else _commit(entry[1])
+        return (
+            row[0] == st.st_size
+            and row[1] == st.st_mtime_ns
+            and row[2] == st.st_ctime_ns
+            and row[3] == st.st_ino
+        )
     except _ENTRY_ERRORS:
-        return _MISS
+        return False
+
+
+def _cached_head(line: bytes) -> Commit | None:
+    """The head a head line holds (None: an empty log)."""
+    fields = orjson.loads(line)
+    return None if fields is None else _commit(fields)
+
+
+def _head_line(head: Commit | None) -> bytes:
+    return orjson.dumps(_fields(head)) if head is not None else b"null"
 
 
 def _commit(cached: dict[str, Any]) -> Commit:
     """The commit whose fields `cached` holds, with `cached` itself as its `__dict__`: what
     `Commit(**cached)` gives, without the frozen dataclass's 13 `object.__setattr__` calls and
-    without a copy (a commit is never changed; the cache is rewritten from the same dicts)."""
+    without a copy (a commit is never changed)."""
+    if cached.keys() != _KEYS:
+        raise KeyError("not a commit's fields")
     commit = object.__new__(Commit)
     object.__setattr__(commit, "__dict__", cached)
     return commit
+
+
+_KEYS = frozenset(_FIELDS)
 
 
 def _fields(head: Commit) -> dict[str, Any]:
@@ -233,13 +394,13 @@ def paused_gc() -> Iterator[None]:
 def _log_stats(
     layout: StoreLayout, known: Mapping[str, Any] | None = None
 ) -> Iterator[tuple[str, os.stat_result]]:
-    """(name, stat) of every session log, in name order: exactly what `sessions` lists (a linked
-    log among them is refused when `head` reads it). Names in `known` (the cache's, each checked
+    """(name, stat) of every session log, in name order: exactly what `sessions` lists (a regular
+    file, or a link to one that `head` then refuses). Names in `known` (the cache's, each checked
     when it was cached) skip the name check. A log removed after the listing is left out.
 
-    Each log is stat'ed as it is reached, relative to the open directory (no path built, and one
-    stat result alive at a time: 10,000 of them held at once cost more in fresh memory than the
-    stats themselves)."""
+    One `listdir` and one stat per log, relative to the open directory (the stat gives the file
+    type, so no `DirEntry` is made; no path is built; one stat result alive at a time: 10,000 of
+    them held at once cost more in fresh memory than the stats themselves)."""
     check_store_dir(layout.logs_dir)
     known = known or {}
     try:
@@ -247,27 +408,44 @@ def _log_stats(
     except FileNotFoundError:
         return
     try:
-        with os.scandir(fd) as entries:
-            names = sorted(  # by session name as `sessions` sorts: "a" before "a-b" (not by file name)
-                e.name[:-6]
-                for e in entries
-                if e.name.endswith(".jsonl")
-                and (e.name[:-6] in known or is_valid_name(e.name[:-6]))
-                and e.is_file()
-            )
+        names = sorted(  # by session name as `sessions` sorts: "a" before "a-b" (not by file name)
+            entry[:-6]
+            for entry in os.listdir(fd)
+            if entry.endswith(".jsonl") and (entry[:-6] in known or is_valid_name(entry[:-6]))
+        )
+        is_file = stat.S_ISREG
         for name in names:
             try:
                 st = os.stat(f"{name}.jsonl", dir_fd=fd)
-            except FileNotFoundError:
+            except (FileNotFoundError, NotADirectoryError):
                 continue
-            yield name, st
+            if is_file(st.st_mode):
+                yield name, st
     finally:
         os.close(fd)
 
 
+def _ref_dirs(layout: StoreLayout) -> set[str]:
+    """Names with a checkpoint refs directory (or anything in its place): one listing."""
+    try:
+        return set(os.listdir(layout.refs.dir))
+    except (FileNotFoundError, NotADirectoryError):
+        return set()
+
+
 def _refs_key(layout: StoreLayout, name: str) -> list[int] | None:
+    """(mtime_ns, inode) of `name`'s refs directory: a ref is only ever added or removed by a rename
+    or unlink in it, which moves its mtime, so an unchanged key means an unchanged count."""
     try:
         st = os.stat(layout.refs.dir / name)
     except (FileNotFoundError, NotADirectoryError):
         return None
     return [st.st_mtime_ns, st.st_ino]
+
+
+def _count_checkpoints(layout: StoreLayout, name: str) -> int:
+    """What `StoreLayout.info` counts: the entries of the refs directory named by a number."""
+    try:
+        return sum(1 for k in os.listdir(layout.refs.dir / name) if k.isdigit())
+    except (FileNotFoundError, NotADirectoryError):
+        return 0
