@@ -267,3 +267,18 @@ def test_a_background_write_stages_its_bytes_before_the_check_runs_on_the_caller
     assert objects.write_in_background(data, check).result() == hash_bytes(data)
     assert seen == [(True, [True], False)]
     assert objects.read(hash_bytes(data)) == data and not list(objects.stray_temps())
+
+
+def test_an_interrupted_check_propagates_and_leaves_the_worker_free_and_no_temp_file(tmp_path) -> None:
+    # A KeyboardInterrupt in the caller's check goes on at once; the worker, told the gate is shut,
+    # drops the temp file, and the next write of the process is not stuck behind it.
+    objects = ObjectStore(tmp_path)
+
+    def interrupted(blob: bytes) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        objects.write_in_background(b'{"kind":"request"}\n', interrupted)
+    data = b'{"kind":"response"}\n'
+    assert objects.write_in_background(data, lambda blob: None).result(timeout=30) == hash_bytes(data)
+    assert list(objects) == [hash_bytes(data)] and not list(objects.stray_temps())

@@ -128,16 +128,23 @@ class ObjectStore:
             started.set()
             return self._land(staged, checked.result)
 
-        writing = _writer().submit(land)
+        try:
+            writing = _writer().submit(land)
+        except BaseException:  # the interpreter is shutting down: no worker will ever take it
+            if staged.temp is not None:
+                staged.temp.discard()
+            raise
         # Wait (GIL released) until the worker runs: from there it reaches the sync, which releases
         # the GIL, in a few bytecodes. Without the wait the worker sat behind this thread's check and
         # counting, which hold the GIL, and the sync began only when the caller blocked on the result.
-        started.wait()
         try:
+            started.wait()
             if check is not None:
                 check(data)
-        except BaseException as err:
-            checked.set_exception(err)
+        except BaseException as err:  # the gate is always decided: a worker left waiting would hang
+            checked.set_exception(err)  # every later write of the process
+            if not isinstance(err, Exception):
+                raise  # KeyboardInterrupt and the like go on at once; the worker drops the temp file
         else:
             checked.set_result(None)
         return writing
