@@ -289,10 +289,10 @@ class FileConversationStore(ConversationStore):
         record_json = storable(cid, record_to_json(record))
         with self.store.lock(name):
             view = self._view(name)
-            current = view.owned_record(cid)
-            if (current.revision if current is not None else None) != expected_revision:
+            current = view.owned_revision(cid)
+            if (current[0] if current is not None else None) != expected_revision:
                 raise ConversationConflict(cid)
-            previous = current.head_id if current is not None else None
+            previous = current[1] if current is not None else None
             extends = record.head_id == (new_entries[-1].id if new_entries else previous) and all(
                 entry.parent_id == (new_entries[i - 1].id if i else previous)
                 for i, entry in enumerate(new_entries)
