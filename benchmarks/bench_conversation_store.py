@@ -307,12 +307,14 @@ def verdict(rows: dict[str, tuple[float | None, float, float]], durable: list[st
 def phases(work: Path, turns: list[list[ModelMessage]]) -> list[str]:
     """Where a FileConversationStore save spends its time (one pass of 200 turns, wrapped functions)."""
     from sessionstore.integrations import conversation_store as cs
-    from sessionstore.plumbing import logs, objects
+    from sessionstore.plumbing import fsutil, logs, objects
+    from sessionstore.porcelain import writer
 
     targets = [
-        (cs.codec, "encode", "encode messages (pydantic dump + orjson)"),
-        (cs, "estimate_messages", "token estimate (tiktoken)"),
-        (objects, "write_temp", "blob file write + fdatasync"),
+        (cs.codec, "encode_unchecked", "encode messages (pydantic dump)"),
+        (cs.codec, "check_decodable", "read-back check"),
+        (writer, "estimate_messages", "token estimate"),
+        (fsutil.StagedTemp, "sync", "blob temp file fdatasync"),
         (objects, "fsync_dir", "blob directory fsync"),
         (logs, "append_durable", "log line write + fdatasync"),
         (cs, "record_to_json", "record to JSON (pydantic)"),

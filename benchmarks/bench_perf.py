@@ -65,18 +65,28 @@ NOTES: list[str] = [
     "- Append and save vs raw: the store's durability protocol alone (blob temp, fdatasync, link,",
     "  directory fsync, then the line's append and fdatasync: three syncs where raw has one) is",
     "  1.6-2.0x raw on the same bytes: the floor under every append. The commit line carries the turn's",
-    "  exact counts, so the count of a cold turn is on the critical path; its row above says what it",
-    "  costs by itself (the cold goal cannot be met while the count alone is near or past 3x raw).",
-    "  This session (lead): blobs are encoded by pydantic-core's `dump_json` per message (the bytes",
-    "  raw writes, no dicts round trip); the read-back check runs on its own thread while the blob is",
-    "  synced to its temp file, and gates its naming (`ObjectStore.write(gate=)`), so a warm append",
-    "  costs about the longer of the check and the syncs; tiktoken, which releases the GIL, counts a",
-    "  text of 8,192+ characters in two halves on two threads, cut where cl100k counts add up",
-    "  (`tokenizer.cut_point`; hypothesis and real-data tests). bpe-openai holds the GIL: its count and",
-    "  the check share one core. Earlier sessions: the lock's holder hint overwritten in place (O_TRUNC",
-    "  cost ~0.8 ms per lock), `fcntl.flock` instead of filelock (~300 us per lock), the measurement after",
-    "  each turn from the head's total. Not done: an approximate count in the line, or counts written",
-    "  after the acknowledgement (DESIGN's commit carries the exact `tokens` of its history).",
+    "  exact counts (DESIGN §2 `tokens`, §6), so a cold turn's count must finish before the line is",
+    "  written: the `floor of a cold append` row does only what no design with exact counts in the line",
+    "  can skip (encode, read-back check, count, then the line's sync; every blob sync left out as if",
+    "  hidden) and is already past 3x raw with either backend: the cold goal cannot be met while the",
+    "  line carries exact counts and the writer decodes before it commits. (Counting after the",
+    "  acknowledgement would not meet it either for back-to-back turns: with bpe-openai the encode,",
+    "  check and count all hold the GIL, so one core does that row's work but one line sync per",
+    "  turn.) Inside `run_turn` the commits reuse the counts its protection made, so a run's append",
+    "  is the warm case.",
+    "  Latest session (lead): a blob's bytes go to their temp file on the writer's thread and the",
+    "  object store's worker syncs them; the writer waits until the worker has started (the worker",
+    "  needs the GIL to begin, and sat behind the check and the counting, which hold it: the sync",
+    "  began 2-3 ms late), then checks the bytes itself (a third thread only competed for the GIL)",
+    "  while they sync, then counts while the worker links and syncs the directory",
+    "  (`fsutil.StagedTemp`, `ObjectStore.write_in_background`). FileConversationStore.save adds",
+    "  pydantic-ai's own save (entries, uuid7 ids, two scans of the history in `stored_boundary`)",
+    "  and two hops to a worker thread (its file work never runs on the event loop's thread).",
+    "  Earlier: blobs encoded by pydantic-core's `dump_json` per message; tiktoken, which releases",
+    "  the GIL, counts a text of 8,192+ characters in two halves on two threads, cut where cl100k",
+    "  counts add up (`tokenizer.cut_point`; hypothesis and real-data tests); the lock's holder hint",
+    "  overwritten in place, `fcntl.flock` instead of filelock, the measurement after each turn from",
+    "  the head's total.",
     "- `session list` (helper, this session): the list path imports click, `errors` and the few",
     "  modules it reads with (tests/cli/test_startup.py pins the set); the heads cache keeps each head's",
     "  fields as the commit's own dict (format 2); logs are stat'ed relative to the open `logs/`",
@@ -215,7 +225,17 @@ def bench_append(work: Path, turns: list[list[Any]], rounds: int) -> None:
         conversation = Conversation(conversation_id="c")
         raw = work / f"raw-{backend}.jsonl"
         res: dict[str, list[float]] = {
-            k: [] for k in ("raw", "floor", "count cold", "append cold", "append warm", "save cold")
+            k: []
+            for k in (
+                "raw",
+                "floor",
+                "count cold",
+                "cold floor",
+                "append cold",
+                "append warm",
+                "save cold",
+                "save warm",
+            )
         }
         floor_objects = ObjectStore(work / f"floor-{backend}")
         floor_log = work / f"floor-{backend}.jsonl"
@@ -226,6 +246,15 @@ def bench_append(work: Path, turns: list[list[Any]], rounds: int) -> None:
             data = codec.encode_unchecked(turn)
             oid = objects.write(data)
             fsutil.append_durable(log, b'{"blob":"%s"}\n' % oid.encode())
+
+        def cold_floor(turn: list[Any], log: Path = floor_log) -> None:
+            """The least a cold append costs while its line carries the turn's exact counts, even with
+            every blob sync hidden: the writer's own work (encode, read-back check, count; they hold
+            the GIL with bpe-openai), then the line's append and fdatasync, which must follow them."""
+            data = codec.encode_unchecked(turn)
+            codec.check_decodable(data)
+            sizes = estimate_messages(turn)
+            fsutil.append_durable(log, b'{"sizes":%d}\n' % sum(sizes))
 
         k = 0
 
@@ -248,6 +277,8 @@ def bench_append(work: Path, turns: list[list[Any]], rounds: int) -> None:
                 tokenizer.clear_cache()
                 res["count cold"].append(timed(lambda t=copy_turn(turn, k + 3 * 10**6): estimate_messages(t)))
                 tokenizer.clear_cache()
+                res["cold floor"].append(timed(lambda t=copy_turn(turn, k + 4 * 10**6): cold_floor(t)))
+                tokenizer.clear_cache()
                 res["append cold"].append(
                     timed(lambda t=copy_turn(turn, k), s=session: s.append(t, compact=False))
                 )
@@ -256,6 +287,8 @@ def bench_append(work: Path, turns: list[list[Any]], rounds: int) -> None:
                 tokenizer.clear_cache()
                 conversation.messages.extend(copy_turn(turn, k))
                 res["save cold"].append(timed(save))
+                conversation.messages.extend(copy_turn(turn, k + 10**6))  # the texts just counted
+                res["save warm"].append(timed(save))
         loop.close()
         base = statistics.median(res["raw"])
         row(f"[{backend}] raw: serialize + one append + fdatasync of the same bytes", spread(res["raw"]))
@@ -269,9 +302,20 @@ def bench_append(work: Path, turns: list[list[Any]], rounds: int) -> None:
             f"{spread(res['count cold'])}: {statistics.median(res['count cold']) / base:.2f}× "
             "(on the critical path: the commit line carries the counts)",
         )
-        for label, limit in (("append cold", 3.0), ("append warm", 3.0), ("save cold", 3.0)):
+        row(
+            f"[{backend}] the floor of a cold append whose line carries exact counts (encode, read-back "
+            "check, count, then the line's append and fdatasync; blob syncs left out) vs raw",
+            f"{spread(res['cold floor'])}: {statistics.median(res['cold floor']) / base:.2f}×",
+        )
+        for label, limit in (
+            ("append cold", 3.0),
+            ("append warm", 3.0),
+            ("save cold", 3.0),
+            ("save warm", 3.0),
+        ):
             name = {"append cold": "Session.append, cold cache", "append warm": "Session.append, warm cache",
-                    "save cold": "FileConversationStore.save, cold cache"}[label]  # fmt: skip
+                    "save cold": "FileConversationStore.save, cold cache",
+                    "save warm": "FileConversationStore.save, warm cache"}[label]  # fmt: skip
             row(
                 f"[{backend}] {name} vs raw",
                 f"{spread(res[label])}: {goal(statistics.median(res[label]) / base, limit)}",

@@ -85,9 +85,10 @@ def phase_timers(
     """Attribute append time to its steps by wrapping the functions the real path calls
     (`targets`: (owner, attribute, label); default: the steps of a `Session.append`)."""
     targets = targets or [
-        (codec, "encode", "encode (pydantic dump + orjson)"),
-        (writer_mod, "estimate_messages", "token estimate (tiktoken)"),
-        (objects, "write_temp", "blob file write + fdatasync"),
+        (codec, "encode_unchecked", "encode (pydantic dump)"),
+        (codec, "check_decodable", "read-back check"),
+        (writer_mod, "estimate_messages", "token estimate"),
+        (fsutil.StagedTemp, "sync", "blob temp file fdatasync"),
         (objects, "fsync_dir", "blob directory fsync"),
         (logs, "append_durable", "log line write + fdatasync"),
     ]

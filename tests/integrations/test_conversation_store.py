@@ -234,6 +234,36 @@ def test_another_instance_sees_saves_and_its_stale_copy_conflicts(cstore: FileCo
     assert reloaded is not None and len(reloaded.messages) == 4
 
 
+def test_a_save_after_this_instances_own_save_reads_no_file_and_still_sees_another_writer(
+    cstore: FileConversationStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The record this instance wrote stands in for the file's while the conversation carries its
+    # revision; a writer that moved the file meanwhile is still refused under the lock.
+    reads: list[str] = []
+    real = FileConversationStore._sync_read_record
+
+    def spy(self: FileConversationStore, cid: str) -> Any:
+        reads.append(cid)
+        return real(self, cid)
+
+    monkeypatch.setattr(FileConversationStore, "_sync_read_record", spy)
+    first = turns(cstore, "chat", 1)
+    reads.clear()
+    mine = turns(cstore, "chat", 1, start=first)
+    assert reads == []  # nothing read from the file: the record came from memory
+    other = FileConversationStore(cstore.store.root)
+    theirs = asyncio.run(other.load("chat"))
+    assert theirs is not None
+    turns(other, "chat", 1, start=theirs)
+    with pytest.raises(ConversationConflict):
+        turns(cstore, "chat", 1, start=mine)
+    reloaded = asyncio.run(cstore.load("chat"))
+    assert reloaded is not None and len(reloaded.messages) == 6
+    turns(cstore, "chat", 1, start=reloaded)
+    final = asyncio.run(FileConversationStore(cstore.store.root).load("chat"))
+    assert final is not None and len(final.messages) == 8 and cstore.store.fsck().ok
+
+
 def test_session_writes_to_a_conversation_are_refused(cstore: FileConversationStore) -> None:
     turns(cstore, "chat", 1)
     session = cstore.store.session("chat")

@@ -17,13 +17,24 @@ JSON = st.recursive(
     max_leaves=12,
 )
 EXTRA = st.dictionaries(
-    st.text(min_size=1, max_size=10).filter(lambda k: k not in {*CORE_FIELDS, "id"}), JSON
+    st.text(min_size=1, max_size=10).filter(lambda k: k not in {*CORE_FIELDS, "id", "session"}), JSON
 )
 
 
-def test_extra_fields_may_not_shadow_core_fields() -> None:
+@pytest.mark.parametrize("name", ["seq", "id", "session"])
+def test_extra_fields_may_not_shadow_core_fields_or_the_session_name(name: str) -> None:
+    # `session` is what `to_json` names the log with; found by the hypothesis test below.
     with pytest.raises(ValueError, match="shadow"):
-        make_line(parent=None, kind="turn", blob=None, count=0, tokens=0, usage=None, extra={"seq": 9})
+        make_line(parent=None, kind="turn", blob=None, count=0, tokens=0, usage=None, extra={name: 9})
+
+
+def test_a_line_from_elsewhere_with_a_session_field_still_names_its_own_log_in_json() -> None:
+    body = {"parent": None, "seq": 1, "kind": "turn", "blob": None, "count": 0, "tokens": 0, "usage": None,
+            "time": "2026-12-01T00:00:00Z", "session": "theirs"}  # fmt: skip
+    line = canonical({**body, "id": hashlib.sha256(canonical(body)).hexdigest()})
+    commit = parse_line(line, "ours", 0)
+    assert commit is not None and commit.extra == {"session": "theirs"}
+    assert commit.to_json()["session"] == "ours"
 
 
 @settings(max_examples=100, deadline=None)

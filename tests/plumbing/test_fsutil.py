@@ -95,6 +95,29 @@ def test_write_temp_cleans_up_on_failure(tmp_path, monkeypatch) -> None:
     assert os.listdir(tmp_path) == []
 
 
+def test_a_staged_temp_is_synced_once_or_discarded_and_a_failed_write_leaves_nothing(
+    tmp_path, monkeypatch
+) -> None:
+    synced: list[int] = []
+    real = fsutil._datasync
+    monkeypatch.setattr(fsutil, "_datasync", lambda fd: (synced.append(fd), real(fd)))
+    staged = fsutil.StagedTemp(tmp_path, b"bytes")
+    assert staged.path.read_bytes() == b"bytes" and synced == []  # written, not yet synced
+    assert staged.sync() == staged.path and len(synced) == 1
+    with pytest.raises(ValueError, match="synced or discarded already"):
+        staged.sync()
+    staged.discard()
+    assert os.listdir(tmp_path) == []
+    other = fsutil.StagedTemp(tmp_path, b"more")
+    other.discard()
+    other.discard()  # twice is harmless
+    assert os.listdir(tmp_path) == []
+    monkeypatch.setattr(os, "write", lambda fd, data: (_ for _ in ()).throw(OSError("disk full")))
+    with pytest.raises(OSError, match="disk full"):
+        fsutil.StagedTemp(tmp_path, b"never")
+    assert os.listdir(tmp_path) == []
+
+
 def test_short_writes_are_continued_until_every_byte_is_down(tmp_path, monkeypatch) -> None:
     """os.write may write less than asked: temp files and appends loop until all bytes are written."""
     real_write = os.write

@@ -246,3 +246,39 @@ def test_a_failed_background_check_stores_nothing_and_names_its_error(tmp_path, 
     seen: list[bytes] = []
     assert objects.write_in_background(data, seen.append).result() == hash_bytes(data)
     assert seen == [data] and objects.read(hash_bytes(data)) == data
+
+
+def test_a_background_write_stages_its_bytes_before_the_check_runs_on_the_callers_thread(tmp_path) -> None:
+    # The bytes are in their temp file (its sync under way on the worker) while the caller's own
+    # thread checks them; the name appears only once the check has passed.
+    import threading
+
+    objects = ObjectStore(tmp_path)
+    data = b'{"kind":"response"}\n'
+    seen: list[tuple[bool, list[bool], bool]] = []
+
+    def check(blob: bytes) -> None:
+        fan = objects.path(hash_bytes(blob)).parent
+        temps = [p.read_bytes() == blob for p in fan.iterdir() if p.name.startswith(".tmp-")]
+        seen.append(
+            (threading.current_thread() is threading.main_thread(), temps, objects.exists(hash_bytes(blob)))
+        )
+
+    assert objects.write_in_background(data, check).result() == hash_bytes(data)
+    assert seen == [(True, [True], False)]
+    assert objects.read(hash_bytes(data)) == data and not list(objects.stray_temps())
+
+
+def test_an_interrupted_check_propagates_and_leaves_the_worker_free_and_no_temp_file(tmp_path) -> None:
+    # A KeyboardInterrupt in the caller's check goes on at once; the worker, told the gate is shut,
+    # drops the temp file, and the next write of the process is not stuck behind it.
+    objects = ObjectStore(tmp_path)
+
+    def interrupted(blob: bytes) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        objects.write_in_background(b'{"kind":"request"}\n', interrupted)
+    data = b'{"kind":"response"}\n'
+    assert objects.write_in_background(data, lambda blob: None).result(timeout=30) == hash_bytes(data)
+    assert list(objects) == [hash_bytes(data)] and not list(objects.stray_temps())

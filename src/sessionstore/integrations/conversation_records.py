@@ -154,6 +154,11 @@ class ConversationLog:
 
     def owned_record(self, conversation_id: str) -> ConversationRecord | None:
         """The record of `conversation_id`, after checking this log holds that conversation."""
+        return self.record() if self.owned_revision(conversation_id) is not None else None
+
+    def owned_revision(self, conversation_id: str) -> tuple[str, str | None] | None:
+        """(revision, head id) of `conversation_id`'s record, checked as `owned_record` checks it but
+        without building the record: what a save compares, at a fraction of a validation."""
         if self.head is None:
             return None
         if not self.is_conversation or self.record_json is None:
@@ -167,7 +172,11 @@ class ConversationLog:
                 f"conversation id {conversation_id!r} is taken: session {self.name!r} holds conversation "
                 f"{self.record_json['conversation_id']!r}; choose another conversation_id"
             )
-        return self.record()
+        revision, head_id = self.record_json.get("revision"), self.record_json.get("head_id")
+        if isinstance(revision, str) and (head_id is None or isinstance(head_id, str)):
+            return revision, head_id
+        record = self.record()  # not a record this version wrote: validating it says what is wrong
+        return (record.revision, record.head_id) if record is not None else None
 
     # -- reading ------------------------------------------------------------------------------------
 

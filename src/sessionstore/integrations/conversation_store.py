@@ -65,6 +65,8 @@ foreign commit written behind both APIs' backs is refused on the next read.
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import dataclasses
 import hashlib
 import os
 import threading
@@ -116,6 +118,11 @@ __all__ = ["ConversationNameTaken", "FileConversationStore", "UnstorableText", "
 
 T = TypeVar("T")
 
+_reusing: contextvars.ContextVar[tuple[str, str | None] | None] = contextvars.ContextVar(
+    "sessionstore_reusing", default=None
+)
+"""(conversation id, revision) while `FileConversationStore.save` runs pydantic-ai's save."""
+
 
 def session_name(conversation_id: str) -> str:
     """The session a conversation is stored as: its id when valid as a name, else `c-` + sha256 prefix."""
@@ -142,6 +149,8 @@ class FileConversationStore(ConversationStore):
         )
         self._logs: dict[str, ConversationLog] = {}
         self._mutex = threading.Lock()
+        self._written: dict[str, ConversationRecord] = {}
+        """The record this instance last wrote per conversation id (see `save`)."""
         self.index = ConversationIndex(self.store)
         warm_up()  # a web server's first request should not pay for what every process loads once
 
@@ -161,7 +170,15 @@ class FileConversationStore(ConversationStore):
             shared = await asyncio.to_thread(self._locked, self._stored_prefix, target, messages)
             if shared is not None:
                 mark_stored(target, messages[:shared])
-        return await super().save(conversation, scope=scope)
+        # When this instance wrote the revision the conversation carries, pydantic-ai's save reads that
+        # record from memory instead of on a worker thread: what the file would give unless another
+        # writer moved it since, and then `write_record`'s check under the lock refuses the save with
+        # ConversationConflict, as the file's record would have. Saves one hop and one validation.
+        token = _reusing.set((target.conversation_id, target.revision))
+        try:
+            return await super().save(conversation, scope=scope)
+        finally:
+            _reusing.reset(token)
 
     def _stored_prefix(self, conversation: Conversation, messages: list[ModelMessage]) -> int | None:
         """How many of `messages` are the stored history (all of it, compared as stored), else None."""
@@ -193,6 +210,9 @@ class FileConversationStore(ConversationStore):
     # -- the five primitives, plus read_history -----------------------------------------------------
 
     async def read_record(self, conversation_id: str) -> ConversationRecord | None:
+        written = self._written.get(conversation_id)
+        if written is not None and _reusing.get() == (conversation_id, written.revision):
+            return dataclasses.replace(written, branches=list(written.branches))  # see `save`
         return await asyncio.to_thread(self._locked, self._sync_read_record, conversation_id)
 
     async def read_records(
@@ -289,10 +309,10 @@ class FileConversationStore(ConversationStore):
         record_json = storable(cid, record_to_json(record))
         with self.store.lock(name):
             view = self._view(name)
-            current = view.owned_record(cid)
-            if (current.revision if current is not None else None) != expected_revision:
+            current = view.owned_revision(cid)
+            if (current[0] if current is not None else None) != expected_revision:
                 raise ConversationConflict(cid)
-            previous = current.head_id if current is not None else None
+            previous = current[1] if current is not None else None
             extends = record.head_id == (new_entries[-1].id if new_entries else previous) and all(
                 entry.parent_id == (new_entries[i - 1].id if i else previous)
                 for i, entry in enumerate(new_entries)
@@ -320,6 +340,7 @@ class FileConversationStore(ConversationStore):
                 raise ConversationConflict(cid) from None
             view.apply(commit, line)
             view.ino = os.stat(view.log.path).st_ino
+            self._written[cid] = record
 
     def _turn(
         self, view: ConversationLog, new: list[ConversationEntry], previous: str | None
@@ -384,6 +405,7 @@ class FileConversationStore(ConversationStore):
             current = view.owned_record(conversation_id)
             if current is None or current.revision != expected_revision:
                 raise ConversationConflict(conversation_id)
+            self._written.pop(conversation_id, None)
             self.index.note_delete(name, time=utc_now())
             view.log.remove()
             fsync_dir(self.store.logs_dir)

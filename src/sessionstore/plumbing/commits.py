@@ -76,9 +76,11 @@ class Commit:
         return self.offset + self.size
 
     def to_json(self) -> dict[str, Any]:
-        """The commit as stored (plus `session`), for `--json` output."""
+        """The commit as stored (plus `session`, the name of its log), for `--json` output."""
         body = {k: getattr(self, k) for k in CORE_FIELDS}
-        return {"id": self.id, "session": self.session, **body, **self.extra}
+        # `session` last: a line written elsewhere may carry an extra field of that name (new lines
+        # cannot: `make_line` refuses it), and the output names the session the line is in.
+        return {"id": self.id, **body, **self.extra, "session": self.session}
 
 
 def make_line(
@@ -93,7 +95,7 @@ def make_line(
     time: str | None = None,
 ) -> tuple[bytes, dict[str, Any]]:
     """Build the canonical line for a new commit after `parent`; returns (line bytes, parsed dict)."""
-    clash = set(extra) & {*CORE_FIELDS, "id"}
+    clash = set(extra) & {*CORE_FIELDS, "id", "session"}
     if clash:
         raise ValueError(f"commit extra fields shadow core fields: {sorted(clash)}")
     body = {

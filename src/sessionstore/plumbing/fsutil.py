@@ -102,23 +102,54 @@ def _write_synced(fd: int, data: bytes) -> None:
 
 def write_temp(directory: Path, data: bytes, *, prefix: str = ".tmp-") -> Path:
     """Write `data` to a fresh, fsynced temp file in `directory` and return its path."""
-    import secrets  # writers only: read-only commands never pay for it
+    return StagedTemp(directory, data, prefix=prefix).sync()
 
-    while True:  # like mkstemp, but created with FILE_MODE so the umask decides (mkstemp is 0600)
-        name = os.path.join(directory, prefix + secrets.token_hex(8))
+
+class StagedTemp:
+    """A fresh temp file in `directory` holding `data`, written but not yet synced: `sync()` makes it
+    durable (and closes it), `discard()` removes it. For a writer that wants the bytes in the page
+    cache at once and the fdatasync on another thread (`ObjectStore.write_in_background`)."""
+
+    def __init__(self, directory: Path, data: bytes, *, prefix: str = ".tmp-") -> None:
+        import secrets  # writers only: read-only commands never pay for it
+
+        while True:  # like mkstemp, but created with FILE_MODE so the umask decides (mkstemp is 0600)
+            name = os.path.join(directory, prefix + secrets.token_hex(8))
+            try:
+                fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, FILE_MODE)
+                break
+            except FileExistsError:
+                continue
+        self.path = Path(name)
+        self._fd: int | None = fd
         try:
-            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, FILE_MODE)
-            break
-        except FileExistsError:
-            continue
-    try:
-        _write_synced(fd, data)
-    except BaseException:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        except BaseException:
+            self.discard()
+            raise
+
+    def sync(self) -> Path:
+        """fdatasync and close the file (removed again if that fails); returns its path."""
+        fd, self._fd = self._fd, None
+        if fd is None:
+            raise ValueError(f"{self.path} was synced or discarded already")
+        try:
+            _datasync(fd)
+        except BaseException:
+            os.close(fd)
+            self.path.unlink(missing_ok=True)
+            raise
         os.close(fd)
-        os.unlink(name)
-        raise
-    os.close(fd)
-    return Path(name)
+        return self.path
+
+    def discard(self) -> None:
+        """Close (if open) and remove the file."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+        self.path.unlink(missing_ok=True)
 
 
 def temp_files(directory: Path, *, prefix: str = ".tmp-") -> list[Path]:

@@ -14,13 +14,13 @@ import stat
 from collections.abc import Callable, Container, Iterator, Sequence
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
 
 from ..errors import CorruptObjectError, SessionStoreError
-from .fsutil import check_store_dir, file_kind, fsync_dir, read_regular, write_temp
+from .fsutil import StagedTemp, check_store_dir, file_kind, fsync_dir, read_regular
 
 _HEX = frozenset("0123456789abcdef")
 _TRASH = ".gc-"
@@ -64,6 +64,18 @@ def is_object_id(text: str) -> bool:
     return len(text) == 64 and set(text) <= _HEX
 
 
+class _Staged(NamedTuple):
+    """A write between `ObjectStore._stage` and `_land`."""
+
+    oid: str
+    final: Path
+    data: bytes
+    st: os.stat_result | None
+    """What was at the object's path when staged (None: nothing)."""
+    temp: StagedTemp | None
+    """The bytes' temp file, written and not yet synced; None when an equal object was there."""
+
+
 class ObjectStore:
     """Blobs under `root/objects`, two-hex-digit fan-out like git."""
 
@@ -91,6 +103,55 @@ class ObjectStore:
         get the object's name (or before an existing object is touched): if it raises, the temp file
         is removed and nothing is stored. It lets a check of the bytes run while they are synced.
         """
+        return self._land(self._stage(data), gate)
+
+    def write_in_background(self, data: bytes, check: Callable[[bytes], None] | None = None) -> Future[str]:
+        """`write(data)` with its syncs on a worker thread; the id arrives through the future.
+
+        The object's temp file is created and written here (page cache only), then one worker thread
+        syncs it, links it into place and syncs its directory, which is mostly waiting with the GIL
+        released, so the caller can tokenize the same turn meanwhile. `check(data)`, when given, runs
+        here on the caller's thread while that first sync is under way, and gates the naming
+        (`write`'s `gate`): if it raises, nothing is stored and the future carries its error. (On the
+        caller's thread rather than a third one: the check holds the GIL, so a third thread only
+        competed with the caller's counting.) One worker per process: writes are durable one by one,
+        as the caller awaits each.
+        """
+        import threading
+        from concurrent.futures import Future
+
+        staged = self._stage(data)
+        checked: Future[None] = Future()
+        started = threading.Event()
+
+        def land() -> str:
+            started.set()
+            return self._land(staged, checked.result)
+
+        try:
+            writing = _writer().submit(land)
+        except BaseException:  # the interpreter is shutting down: no worker will ever take it
+            if staged.temp is not None:
+                staged.temp.discard()
+            raise
+        # Wait (GIL released) until the worker runs: from there it reaches the sync, which releases
+        # the GIL, in a few bytecodes. Without the wait the worker sat behind this thread's check and
+        # counting, which hold the GIL, and the sync began only when the caller blocked on the result.
+        try:
+            started.wait()
+            if check is not None:
+                check(data)
+        except BaseException as err:  # the gate is always decided: a worker left waiting would hang
+            checked.set_exception(err)  # every later write of the process
+            if not isinstance(err, Exception):
+                raise  # KeyboardInterrupt and the like go on at once; the worker drops the temp file
+        else:
+            checked.set_result(None)
+        return writing
+
+    def _stage(self, data: bytes) -> _Staged:
+        """The part of a write before its first sync: the id, the checks of what is at its path, and
+        (unless an equal object is there) the bytes written to a temp file beside it."""
         oid = hash_bytes(data)
         final = self.path(oid)
         check_store_dir(self.dir)
@@ -107,45 +168,39 @@ class ObjectStore:
                     "move it out of the store, then retry (nothing was written)"
                 )
             if st.st_size == len(data):
-                if gate is not None:
-                    gate()
-                try:
-                    os.utime(final, follow_symlinks=False)
-                    return oid
-                except FileNotFoundError:
-                    pass  # gc pruned it between the check and the touch: write it again
+                return _Staged(oid, final, data, st, None)
         if not fan.is_dir():
             fan.mkdir(parents=True, exist_ok=True)
             fsync_dir(self.dir)
-        tmp = write_temp(fan, data)
-        try:
+        return _Staged(oid, final, data, st, StagedTemp(fan, data))
+
+    def _land(self, staged: _Staged, gate: Callable[[], object] | None) -> str:
+        """The rest of a write: sync the temp file, pass the gate, name the object, sync its directory."""
+        oid, final, temp = staged.oid, staged.final, staged.temp
+        if temp is None:  # an equal object is there: touch it so gc's grace counts from now
             if gate is not None:
                 gate()
-            if st is not None and stat.S_ISREG(st.st_mode) and st.st_size != len(data):
+            try:
+                os.utime(final, follow_symlinks=False)
+                return oid
+            except FileNotFoundError:  # gc pruned it between the check and the touch: write it again
+                return self._land(
+                    _Staged(oid, final, staged.data, None, StagedTemp(final.parent, staged.data)), gate
+                )
+        try:
+            tmp = temp.sync()
+            if gate is not None:
+                gate()
+            if staged.st is not None and stat.S_ISREG(staged.st.st_mode):
                 os.replace(tmp, final)  # a damaged copy: these bytes are the ones its name promises
             else:
                 os.link(tmp, final)  # never overwrites: an equal object written meanwhile wins harmlessly
         except FileExistsError:
             os.utime(final, follow_symlinks=False)
         finally:
-            tmp.unlink(missing_ok=True)
-        fsync_dir(fan)
+            temp.discard()
+        fsync_dir(final.parent)
         return oid
-
-    def write_in_background(self, data: bytes, check: Callable[[bytes], None] | None = None) -> Future[str]:
-        """`write(data)` on a worker thread; the id arrives through the future.
-
-        A write is mostly waiting on fsync, which releases the GIL, so a caller can tokenize the same
-        turn meanwhile (tiktoken releases it too): an append then costs the longer of the two, not the
-        sum. One worker per process: writes are durable one by one, as the caller awaits each.
-        `check(data)`, when given, runs on a second worker while the bytes are written and synced to
-        their temp file, and gates their naming (`write`'s `gate`): if it raises, nothing is stored
-        and the future carries its error.
-        """
-        if check is None:
-            return _writer().submit(self.write, data)
-        checking = _checker().submit(check, data)
-        return _writer().submit(self.write, data, checking.result)
 
     def read(self, oid: str) -> bytes:
         """The bytes of `oid`, verified against the name; `CorruptObjectError` names a bad object."""

@@ -93,10 +93,10 @@ def store_turn(
 ) -> tuple[str, list[int]]:
     """Write a turn's blob and count its messages at once: (blob id, per-message sizes).
 
-    The blob is encoded here, then read back (decode before commit) and written and synced on the
-    object store's threads while this one tokenizes the turn (`sizes`, when the caller has them, are
-    taken instead): an unreadable turn is refused there and nothing is stored. For every writer of a
-    turn's blob: `Lockstep.commit_turn` and `FileConversationStore`."""
+    The blob is encoded and staged here, then read back (decode before commit) while the object
+    store's thread syncs it, and tokenized while that thread names it and syncs its directory
+    (`sizes`, when the caller has them, are taken instead): an unreadable turn is refused and nothing
+    is stored. For every writer of a turn's blob: `Lockstep.commit_turn` and `FileConversationStore`."""
     writing = objects.write_in_background(codec.encode_unchecked(messages), codec.check_decodable)
     counted = list(sizes) if sizes is not None else estimate_messages(messages)
     return writing.result(), counted
