@@ -10,11 +10,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import click
 import pytest
 
 from helpers.cli import EXAMPLE, run
 from helpers.messages import tagged_turn
 from sessionstore.cli import store_cmds
+from sessionstore.cli.output import Painter
 from sessionstore.plumbing.logs import Log
 from sessionstore.porcelain.heads import HEADS_FILE, HeadsCache
 from sessionstore.porcelain.store import SessionStore
@@ -114,3 +116,25 @@ def test_a_cached_listing_makes_no_cell_and_reads_no_head(
     smaller = run(root, "list").stdout
     assert len(made) == 6 and smaller == _uncached(root, tmp_path) != first
     assert HeadsCache(SessionStore.open(root, warm=False)).check() == []
+
+
+def test_a_coloured_listing_says_what_a_plain_one_says(tmp_path: Path) -> None:
+    """Plain, the columns come from the heads cache's memo; coloured, from its rows: the same text."""
+    root = tmp_path / "store"
+    run(root, "init")
+    for name in ("a", "b-long-name", "c"):
+        run(root, "import", str(EXAMPLE), "--as", name)
+    run(root, "rename", "c", "--title", "set by hand")
+    store = SessionStore.open(root, warm=False)
+    session = store.session("a")
+    with store.lock("a"):
+        session.commit_checkpoint(list(session.history), tier=2)
+    _settle(root)
+    plain, coloured = Painter(False), Painter(True)
+    for _ in range(2):  # made, then remembered
+        lines = store_cmds._list_lines(store, *store_cmds._table(store, plain), plain)
+        painted = store_cmds._list_lines(store, *store_cmds._table(store, coloured), coloured)
+        assert store_cmds._table(store, plain)[0] == ["a", "b-long-name", "c"]
+        assert all("\x1b[" in line for line in painted) and [click.unstyle(line) for line in painted] == lines
+        assert "\n".join(lines) + "\n" == run(root, "list").stdout
+        assert "1 checkpoint" in lines[0] and lines[2].endswith("set by hand")

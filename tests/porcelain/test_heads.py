@@ -145,17 +145,19 @@ def test_a_damaged_cache_is_rebuilt_never_an_error(tmp_path: Path, damage: str) 
 
 
 def _parts(store: SessionStore) -> tuple[bytes, dict[str, Any], list[bytes]]:
-    """The cache file as its format says: a header line, the rows document, one head line per row."""
-    header, document, *heads = (store.root / HEADS_FILE).read_bytes().split(b"\n")
+    """The cache file as its format says: a header line, the memo, the rows document, one head line
+    per row."""
+    header, _memo, document, *heads = (store.root / HEADS_FILE).read_bytes().split(b"\n")
     return header, orjson.loads(document), heads
 
 
 def _write(store: SessionStore, document: dict[str, Any], heads: list[bytes]) -> None:
-    """The cache file holding `document` and `heads`, with valid checksums (as if this module wrote it)."""
-    payload, lines = orjson.dumps(document), b"\n".join(heads)
-    digests = f"{hashlib.sha256(payload).hexdigest()} {hashlib.sha256(lines).hexdigest()}".encode()
-    header = b"sessionstore-heads 3 " + _FIELD_NAMES + b" " + digests
-    (store.root / HEADS_FILE).write_bytes(header + b"\n" + payload + b"\n" + lines)
+    """The cache file holding `document` and `heads` (no memo), with valid checksums (as if this
+    module wrote it)."""
+    parts = [b"null", orjson.dumps(document), b"\n".join(heads)]
+    digests = " ".join(hashlib.sha256(part).hexdigest() for part in parts).encode()
+    header = b"sessionstore-heads 4 " + _FIELD_NAMES + b" " + digests
+    (store.root / HEADS_FILE).write_bytes(b"\n".join([header, *parts]))
 
 
 _FIELD_NAMES = ",".join(f.name for f in dataclasses.fields(Commit)).encode()
@@ -213,30 +215,26 @@ def test_a_symlinked_index_directory_is_never_written_through(tmp_path: Path) ->
 
 
 def test_the_cache_payload_is_what_its_header_says(tmp_path: Path) -> None:
-    """The format: a header line (magic, the commit fields it holds, the sha256 of the rows line and
-    of the head lines), the rows as one JSON line, then one JSON line per row with its head commit,
-    every field of it."""
+    """The format: a header line (magic, the commit fields it holds, the sha256 of the memo line, of
+    the rows line and of the head lines), the memo, the rows as one JSON line, then one JSON line
+    per row with its head commit, every field of it."""
     store = _store(tmp_path, names=2)
     store.infos(derived_title)
     data = (store.root / HEADS_FILE).read_bytes()
-    header, rows_line, heads_part = data.split(b"\n", 2)
-    rows_digest, heads_digest = hashlib.sha256(rows_line).hexdigest(), hashlib.sha256(heads_part).hexdigest()
-    assert header == b"sessionstore-heads 3 " + _FIELD_NAMES + f" {rows_digest} {heads_digest}".encode()
+    header, memo_line, rows_line, heads_part = data.split(b"\n", 3)
+    digests = " ".join(hashlib.sha256(part).hexdigest() for part in (memo_line, rows_line, heads_part))
+    assert header == b"sessionstore-heads 4 " + _FIELD_NAMES + b" " + digests.encode()
     document = orjson.loads(rows_line)
-    assert document["tag"] is None and list(document["rows"]) == ["s0", "s1"]  # no cells made yet
+    assert memo_line == b"null" and document["tag"] is None and list(document["rows"]) == ["s0", "s1"]
     for (name, row), line in zip(document["rows"].items(), heads_part.split(b"\n"), strict=True):
         st = store.log(name).path.stat()
-        assert row == [
-            st.st_size,
-            st.st_mtime_ns,
-            st.st_ctime_ns,
-            st.st_ino,
-            None,
-            None,
-            derived_title(store, name),
-            None,
-        ]
+        key = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+        assert row == [*key, None, None, derived_title(store, name), None]  # no refs, no cells made yet
         assert Commit(**orjson.loads(line)) == store.log(name).head()
+    memo = HeadsCache(store).memo(derived_title, _cells([]), "t", lambda rows: [r[0] for r in rows])
+    assert memo == (["s0", "s1"], ["s0", "s1"])
+    tag, stamp, names, value = orjson.loads((store.root / HEADS_FILE).read_bytes().split(b"\n")[1])
+    assert (tag, names, value) == ("t", ["s0", "s1"], ["s0", "s1"]) and len(stamp) == 64
 
 
 def test_a_cache_written_for_other_commit_fields_is_not_read(tmp_path: Path) -> None:
@@ -247,7 +245,7 @@ def test_a_cache_written_for_other_commit_fields_is_not_read(tmp_path: Path) -> 
     fields = ",".join(f.name for f in dataclasses.fields(Commit) if f.name != "usage").encode()
     header, rest = path.read_bytes().split(b"\n", 1)
     digests = header.split(b" ", 3)[3]  # still valid: only the named fields differ
-    path.write_bytes(b"sessionstore-heads 3 " + fields + b" " + digests + b"\n" + rest)
+    path.write_bytes(b"sessionstore-heads 4 " + fields + b" " + digests + b"\n" + rest)
     assert HeadsCache(store).load() == {}
     assert store.infos(derived_title) == good == _truth(store)
 
@@ -365,3 +363,44 @@ def test_a_flipped_byte_anywhere_in_the_cache_changes_no_listing(
         assert store.infos(derived_title) == expected[1]
     finally:
         path.write_bytes(good)
+
+
+def test_a_memo_stands_while_every_log_is_unchanged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = _store(tmp_path)
+    cache, calls, made = HeadsCache(store), [], []
+
+    def make(rows: list[Any]) -> list[Any]:
+        made.append(len(rows))
+        return [[r[0], r[1], r[2], r[3]] for r in rows]
+
+    names, first = cache.memo(derived_title, _cells(calls), "t", make)
+    assert names == ["s0", "s1", "s2", "s3"]
+    assert first == [[r[0], r[1], r[2], r[3]] for r in cache.listing(derived_title, _cells([]), "t")]
+    with monkeypatch.context() as patch:  # no row parsed, no head read, nothing made
+        patch.setattr(Log, "head", lambda self: pytest.fail(f"read {self.session}"))
+        patch.setattr(orjson, "loads", _refusing_rows(orjson.loads))
+        assert cache.memo(derived_title, _cells(calls), "t", make)[1] == first and made == [4]
+    assert cache.memo(derived_title, _cells(calls), "other tag", make)[1] == first and made == [4, 4]
+    store.session("s2").append(tagged_turn(2, 1), compact=False)  # changing now: listed, not remembered
+    changed = cache.memo(derived_title, _cells(calls), "other tag", make)[1]
+    assert changed[2][3][1] == 4 and made == [4, 4, 4]
+    assert cache.memo(derived_title, _cells(calls), "other tag", make)[1] == changed and made == [4, 4, 4, 4]
+    past = time.time() - 60
+    os.utime(store.log("s2").path, (past, past))  # settled now: remembered again
+    assert cache.memo(derived_title, _cells(calls), "other tag", make)[1] == changed and len(made) == 5
+    assert cache.memo(derived_title, _cells(calls), "other tag", make)[1] == changed and len(made) == 5
+    with store.lock("s3"):  # a checkpoint ref moves its refs directory's key
+        session = store.session("s3")
+        session.commit_checkpoint(list(session.history), tier=2)
+    _age(store)
+    assert cache.memo(derived_title, _cells(calls), "other tag", make)[1][3][1] == 1 and len(made) == 6
+
+
+def _refusing_rows(loads: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """`orjson.loads` that fails the test if it is given the rows document."""
+
+    def guarded(data: Any) -> Any:
+        assert not bytes(data).startswith(b'{"tag"'), "parsed the rows although the memo stood"
+        return loads(data)
+
+    return guarded

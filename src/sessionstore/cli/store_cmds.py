@@ -19,6 +19,7 @@ from ..porcelain.store import SessionInfo, SessionStore
 from .output import (
     MINUTE_US,
     Ages,
+    Painter,
     emit,
     epoch_us,
     json_options,
@@ -136,15 +137,16 @@ def list_sessions(store: SessionStore, *, fmt: str | None = None) -> int:
     if fmt == "jsonl":
         print_jsonl(list_records(store))
         return 0
+    paint = painter()
     # Thousands of rows, none of them garbage (see `paused_gc`), and all of them freed before the
     # collector resumes: it would otherwise go over every one left from the pause at its next turn.
     with paused_gc():
-        rows, damaged = _rows(store)
-        if not rows and not damaged:
+        names, columns, damaged = _table(store, paint)
+        if columns is None and not damaged:
             click.echo("no sessions yet: `session import FILE` brings one in", err=True)
             return 0
-        lines = _list_lines(store, rows, damaged)
-        del rows
+        lines = _list_lines(store, names, columns, damaged, paint)
+        del columns, names
         emit(lines)
         del lines
     return 0
@@ -195,54 +197,40 @@ def _cells(store: SessionStore) -> tuple[Cells, str]:
     return cells, tag
 
 
-def _rows(store: SessionStore) -> tuple[list[Row], dict[str, str]]:
-    """Every session's listing row (`heads.Row`), and the damaged ones with their error: one bad log
-    hides no other."""
+def _table(store: SessionStore, paint: Painter) -> tuple[list[str], dict[str, Any] | None, dict[str, str]]:
+    """Every session's name, their `_columns` (None: no session), and the damaged ones with their
+    error: one bad log hides no other. Without colour, the columns themselves are what the heads cache
+    remembers (`HeadsCache.memo`): an unchanged store is listed without a row being looked at."""
     cells, tag = _cells(store)
-    try:  # the fast path: rows the heads cache (index/sessions.json) holds are not made again
-        return HeadsCache(store).listing(_derived_title, cells, tag), {}
+    cache = HeadsCache(store)
+    try:  # the fast path: what the heads cache (index/sessions.json) holds is not made again
+        if not paint.enabled:
+            names, columns = cache.memo(_derived_title, cells, tag, lambda rows: _columns(rows, paint))
+        else:
+            rows = cache.listing(_derived_title, cells, tag)
+            names, columns = [row[0] for row in rows], _columns(rows, paint)
+        return names, columns, {}
     except CorruptObjectError:
         pass
     infos, damaged = _infos(store)
-    return [(info.name, info.checkpoints, None, cells(info.head)) for info in infos], damaged
+    rows = [(info.name, info.checkpoints, None, cells(info.head)) for info in infos]
+    return [row[0] for row in rows], _columns(rows, paint), damaged
 
 
-def _list_lines(store: SessionStore, rows: list[Row], damaged: dict[str, str]) -> list[str]:
-    """The lines of `session list`: one per session, columns padded to the widest cell.
-
-    Runs once per session of a store of thousands, from cells the heads cache holds ready (see
-    `_cells`), column by column (one pass each, no tuple per row), the relative time once per
-    distinct minute (`Ages`), then each line one f-string with the colour codes worked out once
-    (`Painter.codes`), never one `click.style` per cell."""
-    from ..porcelain.naming import title, titled
-
-    named = titled(store)
-    ages = Ages()
-    now_us = ages.now_us
+def _columns(rows: list[Row], paint: Painter) -> dict[str, Any] | None:
+    """The columns of `session list` that do not depend on the time, one list each (None: no rows):
+    each row's `prefix` (name, messages, level and checkpoints, padded to the widest and coloured by
+    `paint`), its time (`epoch_us`, or the text to show), short id and label (a conversation's, else
+    the derived title; `conv`: a conversation's, which a set title does not replace)."""
+    if not rows:
+        return None
     cells = [row[3] for row in rows]
     names = [name if len(name) <= NAME_WIDTH else _cut(name, NAME_WIDTH) for name, _, _, _ in rows]
     msgs = [c[0] for c in cells]
     levels = [c[1] for c in cells]
-    whens = [
-        when if when.__class__ is str else ages[(now_us - when) // MINUTE_US]
-        for when in (c[3] for c in cells)
-    ]
     ckpts = [plural(n, "checkpoint") if n else "" for _, n, _, _ in rows]
-    labels = [
-        c[5]
-        if c[5] is not None
-        else derived
-        if derived is not None and name not in named
-        else title(store, name)
-        for (name, _, derived, _), c in zip(rows, cells, strict=True)
-    ]
-    w_name, w_msgs, w_level, w_ckpts, w_when = (
-        [max(map(len, column)) for column in (names, msgs, levels, ckpts, whens)] if rows else [0] * 5
-    )
-    paint = painter()
+    w_name, w_msgs, w_level, w_ckpts = (max(map(len, column)) for column in (names, msgs, levels, ckpts))
     bold, bold_end = paint.codes(bold=True)
-    yellow, yellow_end = paint.codes(fg="yellow")
-    dim, dim_end = paint.codes(dim=True)
     if paint.enabled:
         bands = {band: paint.codes(fg=band) for band in ("green", "yellow", "red")}
         bands[None] = ("", "")
@@ -254,13 +242,60 @@ def _list_lines(store: SessionStore, rows: list[Row], damaged: dict[str, str]) -
         levels = list(map(str.rjust, levels, repeat(w_level)))
     if w_ckpts:  # no empty column when none has any
         ckpts = [f"{text.ljust(w_ckpts)}  " for text in ckpts]
-    lines = [
-        f"  {bold}{name.ljust(w_name)}{bold_end}  {m.rjust(w_msgs)}  {level}  {ckpt}{when.ljust(w_when)}  "
-        f"{yellow}{c[4]}{yellow_end}  {dim}{label}{dim_end}".rstrip()
-        for name, m, level, ckpt, when, c, label in zip(
-            names, msgs, levels, ckpts, whens, cells, labels, strict=True
-        )
-    ]
+    return {
+        "prefix": [
+            f"  {bold}{name.ljust(w_name)}{bold_end}  {m.rjust(w_msgs)}  {level}  {ckpt}"
+            for name, m, level, ckpt in zip(names, msgs, levels, ckpts, strict=True)
+        ],
+        "when": [c[3] for c in cells],
+        "sid": [c[4] for c in cells],
+        "label": [
+            c[5] if c[5] is not None else derived for (_, _, derived, _), c in zip(rows, cells, strict=True)
+        ],
+        "conv": [c[5] is not None for c in cells],
+        "w_name": w_name,
+    }
+
+
+def _list_lines(
+    store: SessionStore,
+    names: list[str],
+    columns: dict[str, Any] | None,
+    damaged: dict[str, str],
+    paint: Painter,
+) -> list[str]:
+    """The lines of `session list`: one per session, columns padded to the widest cell.
+
+    Runs once per session of a store of thousands, on the columns `_columns` made (or the heads
+    cache remembered): the relative time once per distinct minute (`Ages`), a set title read for
+    each session that has one, then each line one f-string with the colour codes worked out once
+    (`Painter.codes`), never one `click.style` per cell."""
+    lines: list[str] = []
+    bold, bold_end = paint.codes(bold=True)
+    w_name = 0
+    if columns is not None:
+        from ..porcelain.naming import title, titled
+
+        named = titled(store)
+        ages = Ages()
+        now_us = ages.now_us
+        whens = [
+            when if when.__class__ is str else ages[(now_us - when) // MINUTE_US] for when in columns["when"]
+        ]
+        w_when = max(map(len, whens))
+        labels = columns["label"]
+        if named:  # a set title, read now (it may have been edited in place), unless a conversation's
+            labels = [
+                title(store, name) if name in named and not conv else label
+                for name, label, conv in zip(names, labels, columns["conv"], strict=True)
+            ]
+        yellow, yellow_end = paint.codes(fg="yellow")
+        dim, dim_end = paint.codes(dim=True)
+        lines = [
+            f"{prefix}{when.ljust(w_when)}  {yellow}{sid}{yellow_end}  {dim}{label}{dim_end}".rstrip()
+            for prefix, when, sid, label in zip(columns["prefix"], whens, columns["sid"], labels, strict=True)
+        ]
+        w_name = columns["w_name"]
     for name, why in damaged.items():
         cell = f"{bold}{_cut(name, NAME_WIDTH).ljust(w_name)}{bold_end}"
         if "git merge conflict" in why:  # MergeConflictError: two clones appended to this session

@@ -13,9 +13,11 @@ import hashlib
 import os
 import stat
 import time
+from array import array
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import fields
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,8 @@ Cells = Callable[[Commit | None], list[Any]]
 JSON values: `listing` caches its result with the head, so a listing computes it once per change."""
 Row = tuple[str, int, "str | None", list[Any]]
 """(name, checkpoints, title, cells) of one session, as `listing` returns it."""
+Memo = Callable[[list[Row]], Any]
+"""A function of a whole listing's rows alone giving a JSON value (`HeadsCache.memo`)."""
 
 
 def infos(layout: StoreLayout, derive: Derive | None = None) -> list[SessionInfo]:
@@ -49,7 +53,7 @@ HEADS_FILE = Path("index") / "sessions.json"
 _FIELDS = tuple(f.name for f in fields(Commit))
 """A cached head is its commit's fields, `session` included: the dict becomes the rebuilt commit's
 own `__dict__` (see `_commit`), so a hit copies nothing."""
-_HEADS_MAGIC = b"sessionstore-heads 3 " + ",".join(_FIELDS).encode() + b" "
+_HEADS_MAGIC = b"sessionstore-heads 4 " + ",".join(_FIELDS).encode() + b" "
 """The header names the fields: a cache written for another `Commit` is not in this format (rebuilt),
 so entries, written by this module alone and checksummed, need no per-entry check of their keys."""
 _RACY_NS = 2_000_000_000
@@ -96,15 +100,15 @@ class HeadsCache:
     def _read(self) -> _Snapshot:
         with suppress(OSError, SessionStoreError):
             check_store_dir(self.path.parent)
-            return _Snapshot.parse(read_regular(self.path, what=str(HEADS_FILE)))
-        return _Snapshot.parse(b"")
+            return _Snapshot(read_regular(self.path, what=str(HEADS_FILE)))
+        return _Snapshot(b"")
 
-    def save(self, tag: str | None, rows: dict[str, list[Any]], heads: list[bytes]) -> None:
-        """Write `rows` (cells under `tag`) and their heads, one JSON line each in the rows' order."""
-        payload = orjson.dumps({"tag": tag, "rows": rows})
-        lines = b"\n".join(heads)
-        digests = hashlib.sha256(payload).hexdigest() + " " + hashlib.sha256(lines).hexdigest()
-        data = b"".join((_HEADS_MAGIC, digests.encode(), b"\n", payload, b"\n", lines))
+    def save(self, tag: str | None, rows: dict[str, list[Any]], heads: list[bytes], memo: Any = None) -> None:
+        """Write `memo`, `rows` (cells under `tag`) and their heads, one JSON line each in the rows'
+        order."""
+        parts = (orjson.dumps(memo), orjson.dumps({"tag": tag, "rows": rows}), b"\n".join(heads))
+        digests = " ".join(hashlib.sha256(part).hexdigest() for part in parts).encode()
+        data = b"".join((_HEADS_MAGIC, digests, b"\n", parts[0], b"\n", parts[1], b"\n", parts[2]))
         directory = self.path.parent
         check_store_dir(directory)
         if not directory.is_dir():
@@ -119,7 +123,7 @@ class HeadsCache:
     def infos(self, derive: Derive | None, *, cached: bool = True) -> list[SessionInfo]:
         """Every session's info (see `StoreLayout.infos`), then the cache rewritten if it changed."""
         with paused_gc():
-            rows, heads = _walk(self, derive, None, None, cached=cached, with_heads=True)
+            rows, heads, _ = _walk(self, derive, None, None, cached=cached, with_heads=True)
             return [_info(SessionInfo, (r[0], h, r[1], r[2])) for r, h in zip(rows, heads, strict=True)]
 
     def listing(self, derive: Derive | None, cells: Cells, tag: str) -> list[Row]:
@@ -128,6 +132,22 @@ class HeadsCache:
         rebuilt for a session the cache holds. The cache is rewritten if it changed."""
         with paused_gc():
             return _walk(self, derive, cells, tag, cached=True, with_heads=False)[0]
+
+    def memo(self, derive: Derive, cells: Cells, tag: str, make: Memo) -> tuple[list[str], Any]:
+        """The sessions' names and `make(self.listing(derive, cells, tag))`, remembered: while every
+        log and refs directory is exactly as when it was made (the same names, each with the same
+        key: one stat each, no row parsed), the remembered value is returned. Made again after any
+        change, and remembered only when every row was settled (see `_RACY_NS`): `make` must be a
+        function of the rows and of what `tag` names alone."""
+        with paused_gc():
+            old = self._read()
+            known, now = old.memo, _stamp(self.layout)
+            if known is not None and known[0] == tag and known[1] == now:
+                return known[2], known[3]
+            rows, _, value = _walk(
+                self, derive, cells, tag, cached=True, with_heads=False, make=make, old=old, stamp=now
+            )
+            return [row[0] for row in rows], value  # fmt: skip
 
     # -- fsck ---------------------------------------------------------------------------------------
 
@@ -143,7 +163,7 @@ class HeadsCache:
         fix = "`session fsck --repair` rebuilds it (it is derived from the logs)"
         snapshot = self._read()
         heads = snapshot.heads()
-        if not snapshot.valid or heads is None:
+        if not snapshot.valid or heads is None or (snapshot.memo is None and snapshot.damaged):
             return [f"{HEADS_FILE} is damaged (its checksum does not match its contents): {fix}"]
         position = {name: i for i, name in enumerate(snapshot.rows)}
         layout = self.layout
@@ -176,50 +196,77 @@ class HeadsCache:
 
 
 class _Snapshot:
-    """One read of the cache file: the rows (checked when read), the heads part (checked when
-    first asked for: a listing of cells never hashes or splits it)."""
+    """One read of the cache file, each part checked (and parsed) only when first used: a listing
+    its memo answers never hashes the rows or the heads; one of cells never the heads."""
 
-    def __init__(self, tag: Any, rows: dict[str, list[Any]], data: bytes, start: int, digest: bytes) -> None:
-        self.tag = tag
-        self.rows = rows
-        self.valid = bool(data)
-        self._data, self._start, self._digest = data, start, digest
+    def __init__(self, data: bytes) -> None:
+        header_end = data.find(b"\n")
+        memo_end = data.find(b"\n", header_end + 1)
+        rows_end = data.find(b"\n", memo_end + 1)
+        digests = data[len(_HEADS_MAGIC) : header_end].split(b" ")
+        self.valid = (
+            min(header_end, memo_end, rows_end) >= 0
+            and data.startswith(_HEADS_MAGIC)
+            and len(digests) == 3
+            and all(len(d) == _DIGEST for d in digests)
+        )
+        self._data, self._digests = data, digests
+        self._ends = (header_end, memo_end, rows_end)
+        self._rows: tuple[Any, dict[str, list[Any]]] | None = None
         self._heads: list[bytes] | None = None
         self._position: dict[str, int] | None = None
         self.damaged = False
-        """Whether the heads part was found damaged (the rows passed their check): rewrite it."""
+        """Whether a part was found damaged (the others passed their checks): rewrite it."""
 
-    @classmethod
-    def parse(cls, data: bytes) -> _Snapshot:
-        header_end = data.find(b"\n")
-        rows_end = data.find(b"\n", header_end + 1)
-        if header_end < 0 or rows_end < 0 or not data.startswith(_HEADS_MAGIC):
-            return cls(None, {}, b"", 0, b"")
-        digests = data[len(_HEADS_MAGIC) : header_end]
-        payload = memoryview(data)[header_end + 1 : rows_end]  # no copy of a megabyte
-        if (
-            len(digests) != 2 * _DIGEST + 1
-            or hashlib.sha256(payload).hexdigest().encode() != digests[:_DIGEST]
-        ):
-            return cls(None, {}, b"", 0, b"")
-        try:
-            document = orjson.loads(payload)
-            tag, rows = document["tag"], document["rows"]
-        except (orjson.JSONDecodeError, TypeError, KeyError):
-            return cls(None, {}, b"", 0, b"")
-        if not isinstance(rows, dict):
-            return cls(None, {}, b"", 0, b"")
-        return cls(tag, rows, data, rows_end + 1, digests[_DIGEST + 1 :])
+    def _part(self, index: int) -> memoryview | None:
+        """Part `index` (0 memo, 1 rows, 2 heads) when its checksum matches, else None (damaged)."""
+        if not self.valid:
+            return None
+        start = self._ends[index] + 1
+        end = self._ends[index + 1] if index < 2 else len(self._data)
+        part = memoryview(self._data)[start:end]  # no copy of megabytes
+        if hashlib.sha256(part).hexdigest().encode() != self._digests[index]:
+            self.damaged = True
+            return None
+        return part
+
+    @cached_property
+    def memo(self) -> list[Any] | None:
+        """[tag, stamp, names, value] as `HeadsCache.memo` remembered them, or None."""
+        with suppress(orjson.JSONDecodeError, *_ENTRY_ERRORS):
+            part = self._part(0)
+            memo = orjson.loads(part) if part is not None else None
+            if isinstance(memo, list) and len(memo) == 4 and isinstance(memo[2], list):
+                return memo
+        return None
+
+    def _document(self) -> tuple[Any, dict[str, list[Any]]]:
+        if self._rows is None:
+            self._rows = (None, {})
+            with suppress(orjson.JSONDecodeError, *_ENTRY_ERRORS):
+                part = self._part(1)
+                document = orjson.loads(part) if part is not None else None
+                if isinstance(document, dict) and isinstance(document["rows"], dict):
+                    self._rows = (document["tag"], document["rows"])
+        return self._rows
+
+    @property
+    def tag(self) -> Any:
+        return self._document()[0]
+
+    @property
+    def rows(self) -> dict[str, list[Any]]:
+        return self._document()[1]
 
     def heads(self) -> list[bytes] | None:
         """One head line per row, in the rows' order; None when that part is damaged."""
-        if self._heads is None and self.valid and not self.damaged:
-            part = memoryview(self._data)[self._start :]
-            if hashlib.sha256(part).hexdigest().encode() == self._digest:
+        if self._heads is None and not self.damaged:
+            part = self._part(2)
+            if part is not None:
                 lines = bytes(part).split(b"\n") if self.rows else []
                 if len(lines) == len(self.rows):
                     self._heads = lines
-            self.damaged = self._heads is None
+            self.damaged = self.valid and self._heads is None
         return self._heads
 
     def head(self, layout: StoreLayout, name: str) -> Commit | None:
@@ -251,15 +298,21 @@ def _walk(
     *,
     cached: bool,
     with_heads: bool,
-) -> tuple[list[Row], list[Commit | None]]:
-    """One pass over every log (see `HeadsCache.infos` and `.listing`): the rows and, `with_heads`,
-    each session's head commit; then the cache rewritten when an entry changed.
+    make: Memo | None = None,
+    old: _Snapshot | None = None,
+    stamp: str | None = None,
+) -> tuple[list[Row], list[Commit | None], Any]:
+    """One pass over every log (see `HeadsCache.infos`, `.listing` and `.memo`): the rows, with
+    `with_heads` each session's head commit, with `make` its value of the rows, remembered under
+    `stamp` (`_stamp` taken before: older than what is read, never newer) when every row was
+    settled; then the cache rewritten when an entry (or the memo) changed.
 
     Runs once per session, 10,000 times in a big store: a row the cache holds complete (its log's
     key unchanged, its refs' too, its title and cells there) costs one tuple, and no head line is
     touched."""
     layout = cache.layout
-    old = cache._read() if cached else _Snapshot.parse(b"")
+    if old is None:
+        old = cache._read() if cached else _Snapshot(b"")
     rows = old.rows
     if cells is None:
         tag = old.tag  # no cells made or used: those kept keep their tag
@@ -273,6 +326,7 @@ def _walk(
     # Logs (and refs) last changed before `settled` are no longer "racily clean": cacheable. Taken
     # before anything is listed, so a change during the listing always counts as recent.
     settled = time.time_ns() - _RACY_NS
+    settled_all = True
     for name, st in _log_stats(layout, known=rows):
         refs = _refs_key(layout, name) if name in with_refs else None
         row: Any = rows.get(name)
@@ -311,9 +365,10 @@ def _walk(
         if st.st_mtime_ns > settled or (
             head is not _MISS and head is not None and head.size > _MAX_CACHED_LINE
         ):
+            settled_all = False  # nothing remembered of this listing
             continue  # read again next time
         if refs is not None and refs[0] > settled:
-            refs = None  # its count is not cached yet
+            refs, settled_all = None, False  # its count is not cached yet
         counted = checkpoints if refs is not None else None
         if derive is None and hit:
             title = row[6]  # kept as it was
@@ -322,11 +377,53 @@ def _walk(
             continue
         new[name] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, refs, counted, title, made]
         changed = True
-    if changed or len(new) != len(rows) or old.damaged or (new and tag != old.tag):
+    value = memo = None
+    if make is not None and stamp is not None and settled_all and out:  # remembered
+        value = make(out)
+        memo = [tag, stamp, [row[0] for row in out], value]
+    renew = make is not None and (memo is not None or old.memo is not None)  # `memo` found it stale
+    if changed or len(new) != len(rows) or old.damaged or (new and tag != old.tag) or renew:
         lines = [_head_line(fresh[name]) if name in fresh else old.line(layout, name) for name in new]
         with suppress(OSError, SessionStoreError, TypeError):  # a read-only store still lists
-            cache.save(tag, new, lines)
-    return out, heads
+            cache.save(tag, new, lines, memo if make is not None else old.memo)
+    if make is not None and value is None:
+        value = make(out)
+    return out, heads, value
+
+
+def _stamp(layout: StoreLayout) -> str:
+    """What `HeadsCache.memo` compares: the sha256 of every entry of logs/ in the order listed, and
+    of each `.jsonl` entry's stat (mode, size, mtime, ctime, inode) and its refs directory's key,
+    hashed as it comes (ints and tuples of ints hash the same in every process, and a change of one
+    field always changes the hash; nothing of a stat kept alive: at 10,000 logs fresh memory costs
+    as much as the stats). One stat per log and nothing else per entry: any added, removed or
+    changed entry, a stray file's included, only makes the memo again."""
+    check_store_dir(layout.logs_dir)
+    try:
+        fd = os.open(layout.logs_dir, os.O_RDONLY | os.O_DIRECTORY)
+    except FileNotFoundError:
+        return ""
+    refs_dir, with_refs = layout.refs.dir, {f"{name}.jsonl" for name in _ref_dirs(layout)}
+    hashes: list[int] = []
+    try:
+        entries = os.listdir(fd)
+        for entry in entries:
+            if entry.endswith(".jsonl"):
+                try:
+                    st = os.stat(entry, dir_fd=fd)
+                except OSError:
+                    hashes.append(0)
+                    continue
+                refs = (-1, -1)
+                if entry in with_refs:
+                    with suppress(OSError):
+                        refs_st = os.stat(refs_dir / entry[:-6])
+                        refs = (refs_st.st_mtime_ns, refs_st.st_ino)
+                hashes.append(hash((st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, refs)))
+    finally:
+        os.close(fd)
+    text = "\n".join(entries).encode("utf-8", "surrogateescape")
+    return hashlib.sha256(text + b"\0" + array("q", hashes).tobytes()).hexdigest()
 
 
 _MISS: Any = object()
@@ -392,7 +489,7 @@ def paused_gc() -> Iterator[None]:
 
 
 def _log_stats(
-    layout: StoreLayout, known: Mapping[str, Any] | None = None
+    layout: StoreLayout, known: Mapping[str, Any] | frozenset[str] | None = None
 ) -> Iterator[tuple[str, os.stat_result]]:
     """(name, stat) of every session log, in name order: exactly what `sessions` lists (a regular
     file, or a link to one that `head` then refuses). Names in `known` (the cache's, each checked
@@ -401,18 +498,7 @@ def _log_stats(
     One `listdir` and one stat per log, relative to the open directory (the stat gives the file
     type, so no `DirEntry` is made; no path is built; one stat result alive at a time: 10,000 of
     them held at once cost more in fresh memory than the stats themselves)."""
-    check_store_dir(layout.logs_dir)
-    known = known or {}
-    try:
-        fd = os.open(layout.logs_dir, os.O_RDONLY | os.O_DIRECTORY)
-    except FileNotFoundError:
-        return
-    try:
-        names = sorted(  # by session name as `sessions` sorts: "a" before "a-b" (not by file name)
-            entry[:-6]
-            for entry in os.listdir(fd)
-            if entry.endswith(".jsonl") and (entry[:-6] in known or is_valid_name(entry[:-6]))
-        )
+    with _logs(layout, known) as (fd, names):
         is_file = stat.S_ISREG
         for name in names:
             try:
@@ -421,6 +507,28 @@ def _log_stats(
                 continue
             if is_file(st.st_mode):
                 yield name, st
+
+
+@contextmanager
+def _logs(
+    layout: StoreLayout, known: Mapping[str, Any] | frozenset[str] | None
+) -> Iterator[tuple[int, list[str]]]:
+    """The open logs/ directory and the session names its `.jsonl` entries give, sorted as
+    `sessions` sorts them ("a" before "a-b", not by file name); only names not in `known` are
+    checked (one set difference, not a check per log). Nothing when there is no logs/."""
+    check_store_dir(layout.logs_dir)
+    try:
+        fd = os.open(layout.logs_dir, os.O_RDONLY | os.O_DIRECTORY)
+    except FileNotFoundError:
+        yield -1, []
+        return
+    try:
+        names = [entry[:-6] for entry in os.listdir(fd) if entry.endswith(".jsonl")]
+        unknown = set(names).difference(known or ())
+        if unknown and not all(map(is_valid_name, unknown)):
+            names = [name for name in names if name not in unknown or is_valid_name(name)]
+        names.sort()
+        yield fd, names
     finally:
         os.close(fd)
 
