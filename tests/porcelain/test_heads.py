@@ -404,3 +404,18 @@ def _refusing_rows(loads: Callable[[Any], Any]) -> Callable[[Any], Any]:
         return loads(data)
 
     return guarded
+
+
+@pytest.mark.parametrize("part", [0, 1, 2, 3])
+def test_fsck_names_a_flip_in_every_part(tmp_path: Path, part: int) -> None:
+    """The header, the memo, the rows or a head line: damage anywhere is named (its part's checksum,
+    whichever part a listing would have read first)."""
+    store = _store(tmp_path)
+    HeadsCache(store).memo(derived_title, _cells([]), "t", lambda rows: len(rows))
+    path = store.root / HEADS_FILE
+    data = bytearray(path.read_bytes())
+    starts = [0, *(i + 1 for i, byte in enumerate(data) if byte == ord("\n"))]
+    data[starts[part] + 3] ^= 0x01
+    path.write_bytes(data)
+    assert any("index/sessions.json is damaged" in p for p in store.fsck().problems)
+    assert store.fsck(repair=True).ok and store.fsck().ok

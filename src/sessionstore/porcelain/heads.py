@@ -263,10 +263,10 @@ class _Snapshot:
         if self._heads is None and not self.damaged:
             part = self._part(2)
             if part is not None:
-                lines = bytes(part).split(b"\n") if self.rows else []
-                if len(lines) == len(self.rows):
+                lines = bytes(part).split(b"\n") if part else []
+                if len(lines) == len(self.rows) and not self.damaged:  # the rows' part passed too
                     self._heads = lines
-            self.damaged = self.valid and self._heads is None
+            self.damaged = self.damaged or (self.valid and self._heads is None)
         return self._heads
 
     def head(self, layout: StoreLayout, name: str) -> Commit | None:
