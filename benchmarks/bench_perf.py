@@ -213,6 +213,13 @@ def bench_backends(reps: int) -> None:
     )
 
 
+def in_use(root: Path) -> None:
+    """Give a store the 256 fan directories of `objects/` that one in use has (after ~1,500 blobs):
+    a new store makes each when its first blob lands there, one more directory sync each time."""
+    for i in range(256):
+        (root / "objects" / f"{i:02x}").mkdir(parents=True, exist_ok=True)
+
+
 def bench_append(work: Path, turns: list[list[Any]], rounds: int) -> None:
     """Session.append and FileConversationStore.save against raw (serialize + one append + fsync)."""
     for backend in tokenizer.BACKENDS:
@@ -221,7 +228,11 @@ def bench_append(work: Path, turns: list[list[Any]], rounds: int) -> None:
         store = SessionStore.open(work / f"append-{backend}")
         session = store.session("a")
         session.append(copy_turn(turns[0], -1), compact=False)
+        young = SessionStore.open(work / f"young-{backend}").session("y")
+        young.append(copy_turn(turns[0], -2), compact=False)
         cstore = FileConversationStore(work / f"save-{backend}")
+        for root in (store.root, cstore.store.root, work / f"floor-{backend}"):
+            in_use(root)
         conversation = Conversation(conversation_id="c")
         raw = work / f"raw-{backend}.jsonl"
         res: dict[str, list[float]] = {
@@ -233,6 +244,7 @@ def bench_append(work: Path, turns: list[list[Any]], rounds: int) -> None:
                 "cold floor",
                 "append cold",
                 "append warm",
+                "append warm young",
                 "save cold",
                 "save warm",
             )
@@ -284,6 +296,8 @@ def bench_append(work: Path, turns: list[list[Any]], rounds: int) -> None:
                 )
                 t = copy_turn(turn, k + 10**6)
                 res["append warm"].append(timed(lambda t=t, s=session: s.append(t, compact=False)))
+                t = copy_turn(turn, k + 5 * 10**6)
+                res["append warm young"].append(timed(lambda t=t, s=young: s.append(t, compact=False)))
                 tokenizer.clear_cache()
                 conversation.messages.extend(copy_turn(turn, k))
                 res["save cold"].append(timed(save))
@@ -310,10 +324,13 @@ def bench_append(work: Path, turns: list[list[Any]], rounds: int) -> None:
         for label, limit in (
             ("append cold", 3.0),
             ("append warm", 3.0),
+            ("append warm young", 3.0),
             ("save cold", 3.0),
             ("save warm", 3.0),
         ):
             name = {"append cold": "Session.append, cold cache", "append warm": "Session.append, warm cache",
+                    "append warm young": "Session.append, warm cache, in a new store (each new blob may "
+                    "make its fan directory: one more directory sync)",
                     "save cold": "FileConversationStore.save, cold cache",
                     "save warm": "FileConversationStore.save, warm cache"}[label]  # fmt: skip
             row(

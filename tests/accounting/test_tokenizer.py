@@ -129,7 +129,7 @@ def test_a_backend_that_fails_to_load_falls_back_to_the_other(monkeypatch: pytes
 
 
 @pytest.mark.usefixtures("fresh")
-def test_a_repeated_long_text_is_tokenized_once(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_repeated_text_is_tokenized_once(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[int] = []
     real = _tiktoken()
     monkeypatch.setattr(tokenizer, "_loaded", True)
@@ -143,15 +143,19 @@ def test_a_repeated_long_text_is_tokenized_once(monkeypatch: pytest.MonkeyPatch)
     assert calls == [len(block), len(block)]  # the block once, its variant once, then cache hits
     tokenizer.count("short")
     tokenizer.count("short")
-    assert len(calls) == 4  # short texts are not cached: counting them is as cheap as a lookup
+    assert len(calls) == 4  # the shortest texts are not cached: counting them is about a lookup
+    args = '{"path": "src/app/main.py"}'  # a tool call's arguments: dozens like it per turn
+    assert len(args) >= tokenizer.CACHE_MIN_CHARS
+    assert tokenizer.count(args) == tokenizer.count(args) == real.count(args)
+    assert len(calls) == 5  # counted once, then from the cache
 
 
 @pytest.mark.usefixtures("fresh")
 def test_the_cache_is_bounded_and_drops_the_oldest(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tokenizer, "CACHE_MAX_CHARS", 3 * 1000)
+    monkeypatch.setattr(tokenizer, "CACHE_MAX_CHARS", 3 * (1000 + tokenizer.CACHE_ENTRY_CHARS))
     texts = [f"{i:04d}" + "y" * 996 for i in range(10)]
     counts = [tokenizer.count(t) for t in texts]
-    assert tokenizer._cache_chars <= 3000
+    assert tokenizer._cache_chars <= 3 * (1000 + tokenizer.CACHE_ENTRY_CHARS)
     assert list(tokenizer._cache) == texts[-3:]
     assert [tokenizer.count(t) for t in texts] == counts  # evicted ones are recounted, same answer
 
