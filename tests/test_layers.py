@@ -202,6 +202,7 @@ PORCELAIN_FLOORS = {
     "inputs": 0,
     "layout": 0,
     "gauge": 0,
+    "logscan": 0,
     "writer": 1,
     "heads": 1,
     "staging": 1,

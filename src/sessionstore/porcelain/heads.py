@@ -11,10 +11,8 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
-import stat
 import time
-from array import array
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import fields
 from functools import cached_property
@@ -26,8 +24,8 @@ import orjson
 from ..errors import SessionStoreError
 from ..plumbing.commits import Commit
 from ..plumbing.fsutil import atomic_replace, check_store_dir, fsync_dir, read_regular
-from ..plumbing.names import is_valid_name
 from .layout import SessionInfo, StoreLayout
+from .logscan import count_checkpoints, log_stats, ref_dirs, refs_key, stamp
 
 Derive = Callable[[StoreLayout, str], str]
 Cells = Callable[[Commit | None], list[Any]]
@@ -141,11 +139,11 @@ class HeadsCache:
         function of the rows and of what `tag` names alone."""
         with paused_gc():
             old = self._read()
-            known, now = old.memo, _stamp(self.layout)
+            known, now = old.memo, stamp(self.layout.logs_dir, self.layout.refs.dir)
             if known is not None and known[0] == tag and known[1] == now:
                 return known[2], known[3]
             rows, _, value = _walk(
-                self, derive, cells, tag, cached=True, with_heads=False, make=make, old=old, stamp=now
+                self, derive, cells, tag, cached=True, with_heads=False, make=make, old=old, taken=now
             )
             return [row[0] for row in rows], value  # fmt: skip
 
@@ -168,7 +166,7 @@ class HeadsCache:
         position = {name: i for i, name in enumerate(snapshot.rows)}
         layout = self.layout
         problems = []
-        for name, st in _log_stats(layout):
+        for name, st in log_stats(layout.logs_dir):
             row = snapshot.rows.get(name)
             if not _same_log(row, st):
                 continue
@@ -176,8 +174,8 @@ class HeadsCache:
                 head = layout.log(name).head()
             except SessionStoreError:
                 continue  # the log's own check names it
-            refs = _refs_key(layout, name)
-            counted = _count_checkpoints(layout, name) if refs is not None else 0
+            refs = refs_key(layout.refs.dir, name)
+            counted = count_checkpoints(layout.refs.dir, name) if refs is not None else 0
             if head != _cached_head(heads[position[name]]):
                 problems.append(
                     f"{HEADS_FILE}: session {name!r} is cached at another head than its log's: {fix}"
@@ -300,12 +298,12 @@ def _walk(
     with_heads: bool,
     make: Memo | None = None,
     old: _Snapshot | None = None,
-    stamp: str | None = None,
+    taken: str | None = None,
 ) -> tuple[list[Row], list[Commit | None], Any]:
     """One pass over every log (see `HeadsCache.infos`, `.listing` and `.memo`): the rows, with
-    `with_heads` each session's head commit, with `make` its value of the rows, remembered under
-    `stamp` (`_stamp` taken before: older than what is read, never newer) when every row was
-    settled; then the cache rewritten when an entry (or the memo) changed.
+    `with_heads` each session's head commit, with `make` its value of the rows, remembered under the
+    stamp `taken` (`logscan.stamp`, taken before: older than what is read, never newer) when every
+    row was settled; then the cache rewritten when an entry (or the memo) changed.
 
     Runs once per session, 10,000 times in a big store: a row the cache holds complete (its log's
     key unchanged, its refs' too, its title and cells there) costs one tuple, and no head line is
@@ -321,14 +319,14 @@ def _walk(
     heads: list[Commit | None] = []
     new: dict[str, list[Any]] = {}
     fresh: dict[str, Commit | None] = {}  # the heads read from the logs this time
-    with_refs = _ref_dirs(layout)
+    with_refs = ref_dirs(layout.refs.dir)
     changed = False
     # Logs (and refs) last changed before `settled` are no longer "racily clean": cacheable. Taken
     # before anything is listed, so a change during the listing always counts as recent.
     settled = time.time_ns() - _RACY_NS
     settled_all = True
-    for name, st in _log_stats(layout, known=rows):
-        refs = _refs_key(layout, name) if name in with_refs else None
+    for name, st in log_stats(layout.logs_dir, rows):
+        refs = refs_key(layout.refs.dir, name) if name in with_refs else None
         row: Any = rows.get(name)
         hit = _same_log(row, st)
         if hit and reuse and row[4] == refs and row[7] is not None and (derive is None or row[6] is not None):
@@ -354,7 +352,7 @@ def _walk(
         elif hit and row[4] == refs and row[5] is not None:
             checkpoints = row[5]
         else:
-            checkpoints = _count_checkpoints(layout, name)
+            checkpoints = count_checkpoints(layout.refs.dir, name)
         if hit and old.tag == tag and row[7] is not None:
             made = row[7]
         elif cells is not None:
@@ -378,9 +376,9 @@ def _walk(
         new[name] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, refs, counted, title, made]
         changed = True
     value = memo = None
-    if make is not None and stamp is not None and settled_all and out:  # remembered
+    if make is not None and taken is not None and settled_all and out:  # remembered
         value = make(out)
-        memo = [tag, stamp, [row[0] for row in out], value]
+        memo = [tag, taken, [row[0] for row in out], value]
     renew = make is not None and (memo is not None or old.memo is not None)  # `memo` found it stale
     if changed or len(new) != len(rows) or old.damaged or (new and tag != old.tag) or renew:
         lines = [_head_line(fresh[name]) if name in fresh else old.line(layout, name) for name in new]
@@ -389,41 +387,6 @@ def _walk(
     if make is not None and value is None:
         value = make(out)
     return out, heads, value
-
-
-def _stamp(layout: StoreLayout) -> str:
-    """What `HeadsCache.memo` compares: the sha256 of every entry of logs/ in the order listed, and
-    of each `.jsonl` entry's stat (mode, size, mtime, ctime, inode) and its refs directory's key,
-    hashed as it comes (ints and tuples of ints hash the same in every process, and a change of one
-    field always changes the hash; nothing of a stat kept alive: at 10,000 logs fresh memory costs
-    as much as the stats). One stat per log and nothing else per entry: any added, removed or
-    changed entry, a stray file's included, only makes the memo again."""
-    check_store_dir(layout.logs_dir)
-    try:
-        fd = os.open(layout.logs_dir, os.O_RDONLY | os.O_DIRECTORY)
-    except FileNotFoundError:
-        return ""
-    refs_dir, with_refs = layout.refs.dir, {f"{name}.jsonl" for name in _ref_dirs(layout)}
-    hashes: list[int] = []
-    try:
-        entries = os.listdir(fd)
-        for entry in entries:
-            if entry.endswith(".jsonl"):
-                try:
-                    st = os.stat(entry, dir_fd=fd)
-                except OSError:
-                    hashes.append(0)
-                    continue
-                refs = (-1, -1)
-                if entry in with_refs:
-                    with suppress(OSError):
-                        refs_st = os.stat(refs_dir / entry[:-6])
-                        refs = (refs_st.st_mtime_ns, refs_st.st_ino)
-                hashes.append(hash((st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, refs)))
-    finally:
-        os.close(fd)
-    text = "\n".join(entries).encode("utf-8", "surrogateescape")
-    return hashlib.sha256(text + b"\0" + array("q", hashes).tobytes()).hexdigest()
 
 
 _MISS: Any = object()
@@ -486,74 +449,3 @@ def paused_gc() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-def _log_stats(
-    layout: StoreLayout, known: Mapping[str, Any] | frozenset[str] | None = None
-) -> Iterator[tuple[str, os.stat_result]]:
-    """(name, stat) of every session log, in name order: exactly what `sessions` lists (a regular
-    file, or a link to one that `head` then refuses). Names in `known` (the cache's, each checked
-    when it was cached) skip the name check. A log removed after the listing is left out.
-
-    One `listdir` and one stat per log, relative to the open directory (the stat gives the file
-    type, so no `DirEntry` is made; no path is built; one stat result alive at a time: 10,000 of
-    them held at once cost more in fresh memory than the stats themselves)."""
-    with _logs(layout, known) as (fd, names):
-        is_file = stat.S_ISREG
-        for name in names:
-            try:
-                st = os.stat(f"{name}.jsonl", dir_fd=fd)
-            except (FileNotFoundError, NotADirectoryError):
-                continue
-            if is_file(st.st_mode):
-                yield name, st
-
-
-@contextmanager
-def _logs(
-    layout: StoreLayout, known: Mapping[str, Any] | frozenset[str] | None
-) -> Iterator[tuple[int, list[str]]]:
-    """The open logs/ directory and the session names its `.jsonl` entries give, sorted as
-    `sessions` sorts them ("a" before "a-b", not by file name); only names not in `known` are
-    checked (one set difference, not a check per log). Nothing when there is no logs/."""
-    check_store_dir(layout.logs_dir)
-    try:
-        fd = os.open(layout.logs_dir, os.O_RDONLY | os.O_DIRECTORY)
-    except FileNotFoundError:
-        yield -1, []
-        return
-    try:
-        names = [entry[:-6] for entry in os.listdir(fd) if entry.endswith(".jsonl")]
-        unknown = set(names).difference(known or ())
-        if unknown and not all(map(is_valid_name, unknown)):
-            names = [name for name in names if name not in unknown or is_valid_name(name)]
-        names.sort()
-        yield fd, names
-    finally:
-        os.close(fd)
-
-
-def _ref_dirs(layout: StoreLayout) -> set[str]:
-    """Names with a checkpoint refs directory (or anything in its place): one listing."""
-    try:
-        return set(os.listdir(layout.refs.dir))
-    except (FileNotFoundError, NotADirectoryError):
-        return set()
-
-
-def _refs_key(layout: StoreLayout, name: str) -> list[int] | None:
-    """(mtime_ns, inode) of `name`'s refs directory: a ref is only ever added or removed by a rename
-    or unlink in it, which moves its mtime, so an unchanged key means an unchanged count."""
-    try:
-        st = os.stat(layout.refs.dir / name)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    return [st.st_mtime_ns, st.st_ino]
-
-
-def _count_checkpoints(layout: StoreLayout, name: str) -> int:
-    """What `StoreLayout.info` counts: the entries of the refs directory named by a number."""
-    try:
-        return sum(1 for k in os.listdir(layout.refs.dir / name) if k.isdigit())
-    except (FileNotFoundError, NotADirectoryError):
-        return 0
