@@ -46,7 +46,7 @@ STORE_PATH = {
     "sessionstore.plumbing.commits",
     "sessionstore.plumbing.objects", "sessionstore.plumbing.refs", "sessionstore.porcelain",
     "sessionstore.porcelain.layout", "sessionstore.porcelain.heads", "sessionstore.porcelain.store",
-    "sessionstore.porcelain.logscan",
+    "sessionstore.porcelain.logscan", "sessionstore.cli.listing",
 }  # fmt: skip
 """Opening a store and listing its logs: what an empty store's `session list` loads."""
 ROWS = {

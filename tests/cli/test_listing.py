@@ -1,4 +1,4 @@
-"""`session list` through the heads cache's cells (cli/store_cmds.py): after every kind of change a
+"""`session list` through the heads cache's cells and memo (cli/listing.py): after every kind of change a
 listing prints exactly what a listing without any cache prints, and a listing the cache holds makes
 no cell and reads no head."""
 
@@ -15,7 +15,7 @@ import pytest
 
 from helpers.cli import EXAMPLE, run
 from helpers.messages import tagged_turn
-from sessionstore.cli import store_cmds
+from sessionstore.cli import listing
 from sessionstore.cli.output import Painter
 from sessionstore.plumbing.logs import Log
 from sessionstore.porcelain.heads import HEADS_FILE, HeadsCache
@@ -95,7 +95,7 @@ def test_a_cached_listing_makes_no_cell_and_reads_no_head(
     _settle(root)
     first = run(root, "list").stdout
     made: list[object] = []
-    cells = store_cmds._cells
+    cells = listing.cells_of
 
     def counted(store: SessionStore) -> tuple[object, str]:
         make, tag = cells(store)
@@ -104,7 +104,7 @@ def test_a_cached_listing_makes_no_cell_and_reads_no_head(
     def refuse(self: Log) -> None:
         raise AssertionError(f"read the head of {self.session} although it is cached")
 
-    monkeypatch.setattr(store_cmds, "_cells", counted)
+    monkeypatch.setattr(listing, "cells_of", counted)
     with monkeypatch.context() as patch:
         patch.setattr(Log, "head", refuse)
         assert run(root, "list").stdout == first and made == []
@@ -132,9 +132,9 @@ def test_a_coloured_listing_says_what_a_plain_one_says(tmp_path: Path) -> None:
     _settle(root)
     plain, coloured = Painter(False), Painter(True)
     for _ in range(2):  # made, then remembered
-        lines = store_cmds._list_lines(store, *store_cmds._table(store, plain), plain)
-        painted = store_cmds._list_lines(store, *store_cmds._table(store, coloured), coloured)
-        assert store_cmds._table(store, plain)[0] == ["a", "b-long-name", "c"]
+        lines = listing.list_lines(store, *listing.table(store, plain), plain)
+        painted = listing.list_lines(store, *listing.table(store, coloured), coloured)
+        assert listing.table(store, plain)[0] == ["a", "b-long-name", "c"]
         assert all("\x1b[" in line for line in painted) and [click.unstyle(line) for line in painted] == lines
         assert "\n".join(lines) + "\n" == run(root, "list").stdout
         assert "1 checkpoint" in lines[0] and lines[2].endswith("set by hand")
