@@ -3,7 +3,8 @@ reading thousands of logs (issue 16 item 5).
 
 Derived from the logs and checked against them on every use (see `HeadsCache`); `session fsck`
 checks it and `--repair` rebuilds it. `infos` is the listing built on it, `listing` the same with a
-caller's precomputed cells per session (the CLI's rendered columns) instead of the head commits.
+caller's precomputed cells per session (the CLI's rendered columns) instead of the head commits,
+`memo` a caller's value of a whole listing, kept while no log or refs directory changes.
 """
 
 from __future__ import annotations
@@ -71,10 +72,11 @@ class HeadsCache:
 
     - an entry is used only while the log's key is unchanged and was not changing when it was read
       (mtime at least `_RACY_NS` before the read, git's "racily clean" rule); every other log is read;
-    - the file is a header (the format, the commit fields, the sha256 of each part), the rows as one
-      JSON line, then one JSON line per row with its head: a listing of cells hashes and parses the
-      rows alone. Damage (a flipped byte, a torn write) makes a part empty, never an error, and the
-      next listing rewrites it;
+    - the file is a header (the format, the commit fields, the sha256 of each part), the memo (see
+      `memo`) and the rows as one JSON line each, then one JSON line per row with its head: a memo
+      that stands hashes and parses nothing else, a listing of cells the rows alone. Damage (a
+      flipped byte, a torn write) makes a part empty, never an error, and the next listing
+      rewrites it;
     - cells are used only under the tag they were computed for (the caller names everything besides
       the head they depend on: settings, the format of its columns);
     - it is rewritten (temp, fsync, rename, fsync the directory) only when an entry changed, and not
@@ -145,7 +147,7 @@ class HeadsCache:
             rows, _, value = _walk(
                 self, derive, cells, tag, cached=True, with_heads=False, make=make, old=old, taken=now
             )
-            return [row[0] for row in rows], value  # fmt: skip
+            return [row[0] for row in rows], value
 
     # -- fsck ---------------------------------------------------------------------------------------
 
@@ -269,7 +271,8 @@ class _Snapshot:
 
     def head(self, layout: StoreLayout, name: str) -> Commit | None:
         """The head cached with row `name` (a hit: its log's key matched), or the log's own head when
-        the heads part is damaged. Never newer than the row's key, so never a stale entry."""
+        the heads part is damaged: read now, so at worst newer than the row's key, a change the next
+        listing sees in the key (never a stale entry)."""
         lines = self.heads()
         if lines is not None:
             if self._position is None:
