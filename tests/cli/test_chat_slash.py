@@ -78,3 +78,13 @@ def test_revisions_typed_in_a_chat_are_relative_to_its_session() -> None:
     assert session_rev("~1", "fix-auth") == "fix-auth~1"
     assert session_rev("other@2", "fix-auth") == "other@2"
     assert session_rev("checkpoints/fix-auth/1", "fix-auth") == "checkpoints/fix-auth/1"
+
+
+@pytest.mark.parametrize(("line", "word"), [("/\n0", "/"), ("/fork\nspike", None), ("/log\t3", None)])
+def test_any_whitespace_ends_the_command_word_so_no_error_spans_lines(line: str, word: str | None) -> None:
+    # Found by hypothesis: "/\n0" once named the command "/\n0", printing a two-line error.
+    parsed = parse(line)
+    if word is None:
+        assert isinstance(parsed, Command)
+    else:
+        assert isinstance(parsed, Invalid) and "\n" not in parsed.error and f"command {word}:" in parsed.error

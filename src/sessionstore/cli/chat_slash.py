@@ -58,7 +58,9 @@ def parse(line: str) -> Parsed:
         return Message(text[1:])
     if not text.startswith("/"):
         return Message(line.strip("\n"))
-    word, _, rest = text[1:].partition(" ")
+    body = text[1:]
+    cut = next((i for i, c in enumerate(body) if c.isspace()), len(body))  # a newline ends it too
+    word, rest = body[:cut], body[cut:]
     name, arg = word.lower(), rest.strip() or None
     if name == "quit":
         name = "exit"
