@@ -203,6 +203,7 @@ PORCELAIN_FLOORS = {
     "layout": 0,
     "gauge": 0,
     "logscan": 0,
+    "heads_file": 0,
     "writer": 1,
     "heads": 1,
     "staging": 1,

@@ -45,7 +45,8 @@ STORE_PATH = {
     "sessionstore.plumbing.names", "sessionstore.plumbing.locks", "sessionstore.plumbing.logs",
     "sessionstore.plumbing.commits",
     "sessionstore.plumbing.objects", "sessionstore.plumbing.refs", "sessionstore.porcelain",
-    "sessionstore.porcelain.layout", "sessionstore.porcelain.heads", "sessionstore.porcelain.store",
+    "sessionstore.porcelain.layout", "sessionstore.porcelain.heads", "sessionstore.porcelain.heads_file",
+    "sessionstore.porcelain.store",
     "sessionstore.porcelain.logscan", "sessionstore.cli.listing",
 }  # fmt: skip
 """Opening a store and listing its logs: what an empty store's `session list` loads."""

@@ -10,21 +10,16 @@ caller's precomputed cells per session (the CLI's rendered columns) instead of t
 from __future__ import annotations
 
 import gc
-import hashlib
 import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import fields
-from functools import cached_property
-from pathlib import Path
 from typing import Any
-
-import orjson
 
 from ..errors import SessionStoreError
 from ..plumbing.commits import Commit
 from ..plumbing.fsutil import atomic_replace, check_store_dir, fsync_dir, read_regular
+from .heads_file import ENTRY_ERRORS, HEADS_FILE, Snapshot, cached_head, encode, head_line
 from .layout import SessionInfo, StoreLayout
 from .logscan import count_checkpoints, log_stats, ref_dirs, refs_key, stamp
 
@@ -37,6 +32,11 @@ Row = tuple[str, int, "str | None", list[Any]]
 Memo = Callable[[list[Row]], Any]
 """A function of a whole listing's rows alone giving a JSON value (`HeadsCache.memo`)."""
 
+_RACY_NS = 2_000_000_000
+"""A log changed this recently may change again within its mtime's granularity: not cached yet."""
+_MAX_CACHED_LINE = 4096
+"""Longer head lines (a reset point's state) are read from the log each time, not copied here."""
+
 
 def infos(layout: StoreLayout, derive: Derive | None = None) -> list[SessionInfo]:
     """`info` of every session, sorted by name (with `derive`'s value as `title`).
@@ -46,23 +46,6 @@ def infos(layout: StoreLayout, derive: Derive | None = None) -> list[SessionInfo
     read. Exactly what reading every head would give.
     """
     return HeadsCache(layout).infos(derive)
-
-
-HEADS_FILE = Path("index") / "sessions.json"
-_FIELDS = tuple(f.name for f in fields(Commit))
-"""A cached head is its commit's fields, `session` included: the dict becomes the rebuilt commit's
-own `__dict__` (see `_commit`), so a hit copies nothing."""
-_HEADS_MAGIC = b"sessionstore-heads 4 " + ",".join(_FIELDS).encode() + b" "
-"""The header names the fields: a cache written for another `Commit` is not in this format (rebuilt),
-so entries, written by this module alone and checksummed, need no per-entry check of their keys."""
-_RACY_NS = 2_000_000_000
-"""A log changed this recently may change again within its mtime's granularity: not cached yet."""
-_MAX_CACHED_LINE = 4096
-"""Longer head lines (a reset point's state) are read from the log each time, not copied here."""
-_ENTRY_ERRORS = (TypeError, IndexError, KeyError, AttributeError, ValueError)
-"""What a malformed entry raises where it is read: a miss, never an error."""
-_DIGEST = 64
-"""Hex digits of a sha256 in the header."""
 
 
 class HeadsCache:
@@ -97,18 +80,16 @@ class HeadsCache:
         snapshot = self._read()
         return snapshot.rows if snapshot.heads() is not None else {}
 
-    def _read(self) -> _Snapshot:
+    def _read(self) -> Snapshot:
         with suppress(OSError, SessionStoreError):
             check_store_dir(self.path.parent)
-            return _Snapshot(read_regular(self.path, what=str(HEADS_FILE)))
-        return _Snapshot(b"")
+            return Snapshot(read_regular(self.path, what=str(HEADS_FILE)))
+        return Snapshot(b"")
 
     def save(self, tag: str | None, rows: dict[str, list[Any]], heads: list[bytes], memo: Any = None) -> None:
         """Write `memo`, `rows` (cells under `tag`) and their heads, one JSON line each in the rows'
         order."""
-        parts = (orjson.dumps(memo), orjson.dumps({"tag": tag, "rows": rows}), b"\n".join(heads))
-        digests = " ".join(hashlib.sha256(part).hexdigest() for part in parts).encode()
-        data = b"".join((_HEADS_MAGIC, digests, b"\n", parts[0], b"\n", parts[1], b"\n", parts[2]))
+        data = encode(memo, tag, rows, heads)
         directory = self.path.parent
         check_store_dir(directory)
         if not directory.is_dir():
@@ -178,7 +159,7 @@ class HeadsCache:
                 continue  # the log's own check names it
             refs = refs_key(layout.refs.dir, name)
             counted = count_checkpoints(layout.refs.dir, name) if refs is not None else 0
-            if head != _cached_head(heads[position[name]]):
+            if head != cached_head(heads[position[name]]):
                 problems.append(
                     f"{HEADS_FILE}: session {name!r} is cached at another head than its log's: {fix}"
                 )
@@ -195,102 +176,6 @@ class HeadsCache:
         self.infos(None, cached=False)
 
 
-class _Snapshot:
-    """One read of the cache file, each part checked (and parsed) only when first used: a listing
-    its memo answers never hashes the rows or the heads; one of cells never the heads."""
-
-    def __init__(self, data: bytes) -> None:
-        header_end = data.find(b"\n")
-        memo_end = data.find(b"\n", header_end + 1)
-        rows_end = data.find(b"\n", memo_end + 1)
-        digests = data[len(_HEADS_MAGIC) : header_end].split(b" ")
-        self.valid = (
-            min(header_end, memo_end, rows_end) >= 0
-            and data.startswith(_HEADS_MAGIC)
-            and len(digests) == 3
-            and all(len(d) == _DIGEST for d in digests)
-        )
-        self._data, self._digests = data, digests
-        self._ends = (header_end, memo_end, rows_end)
-        self._rows: tuple[Any, dict[str, list[Any]]] | None = None
-        self._heads: list[bytes] | None = None
-        self._position: dict[str, int] | None = None
-        self.damaged = False
-        """Whether a part was found damaged (the others passed their checks): rewrite it."""
-
-    def _part(self, index: int) -> memoryview | None:
-        """Part `index` (0 memo, 1 rows, 2 heads) when its checksum matches, else None (damaged)."""
-        if not self.valid:
-            return None
-        start = self._ends[index] + 1
-        end = self._ends[index + 1] if index < 2 else len(self._data)
-        part = memoryview(self._data)[start:end]  # no copy of megabytes
-        if hashlib.sha256(part).hexdigest().encode() != self._digests[index]:
-            self.damaged = True
-            return None
-        return part
-
-    @cached_property
-    def memo(self) -> list[Any] | None:
-        """[tag, stamp, names, value] as `HeadsCache.memo` remembered them, or None."""
-        with suppress(orjson.JSONDecodeError, *_ENTRY_ERRORS):
-            part = self._part(0)
-            memo = orjson.loads(part) if part is not None else None
-            if isinstance(memo, list) and len(memo) == 4 and isinstance(memo[2], list):
-                return memo
-        return None
-
-    def _document(self) -> tuple[Any, dict[str, list[Any]]]:
-        if self._rows is None:
-            self._rows = (None, {})
-            with suppress(orjson.JSONDecodeError, *_ENTRY_ERRORS):
-                part = self._part(1)
-                document = orjson.loads(part) if part is not None else None
-                if isinstance(document, dict) and isinstance(document["rows"], dict):
-                    self._rows = (document["tag"], document["rows"])
-        return self._rows
-
-    @property
-    def tag(self) -> Any:
-        return self._document()[0]
-
-    @property
-    def rows(self) -> dict[str, list[Any]]:
-        return self._document()[1]
-
-    def heads(self) -> list[bytes] | None:
-        """One head line per row, in the rows' order; None when that part is damaged."""
-        if self._heads is None and not self.damaged:
-            part = self._part(2)
-            if part is not None:
-                lines = bytes(part).split(b"\n") if part else []
-                if len(lines) == len(self.rows) and not self.damaged:  # the rows' part passed too
-                    self._heads = lines
-            self.damaged = self.damaged or (self.valid and self._heads is None)
-        return self._heads
-
-    def head(self, layout: StoreLayout, name: str) -> Commit | None:
-        """The head cached with row `name` (a hit: its log's key matched), or the log's own head when
-        the heads part is damaged: read now, so at worst newer than the row's key, a change the next
-        listing sees in the key (never a stale entry)."""
-        lines = self.heads()
-        if lines is not None:
-            if self._position is None:
-                self._position = {n: i for i, n in enumerate(self.rows)}
-            with suppress(orjson.JSONDecodeError, *_ENTRY_ERRORS):
-                return _cached_head(lines[self._position[name]])
-        return layout.log(name).head()
-
-    def line(self, layout: StoreLayout, name: str) -> bytes:
-        """The head line of row `name` to write again (see `head`)."""
-        lines = self.heads()
-        if lines is not None:
-            if self._position is None:
-                self._position = {n: i for i, n in enumerate(self.rows)}
-            return lines[self._position[name]]
-        return _head_line(layout.log(name).head())
-
-
 def _walk(
     cache: HeadsCache,
     derive: Derive | None,
@@ -300,7 +185,7 @@ def _walk(
     cached: bool,
     with_heads: bool,
     make: Memo | None = None,
-    old: _Snapshot | None = None,
+    old: Snapshot | None = None,
     taken: str | None = None,
 ) -> tuple[list[Row], list[Commit | None], Any]:
     """One pass over every log (see `HeadsCache.infos`, `.listing` and `.memo`): the rows, with
@@ -313,7 +198,7 @@ def _walk(
     touched."""
     layout = cache.layout
     if old is None:
-        old = cache._read() if cached else _Snapshot(b"")
+        old = cache._read() if cached else Snapshot(b"")
     rows = old.rows
     if cells is None:
         tag = old.tag  # no cells made or used: those kept keep their tag
@@ -384,7 +269,7 @@ def _walk(
         memo = [tag, taken, [row[0] for row in out], value]
     renew = make is not None and (memo is not None or old.memo is not None)  # `memo` found it stale
     if changed or len(new) != len(rows) or old.damaged or (new and tag != old.tag) or renew:
-        lines = [_head_line(fresh[name]) if name in fresh else old.line(layout, name) for name in new]
+        lines = [head_line(fresh[name]) if name in fresh else old.line(layout, name) for name in new]
         with suppress(OSError, SessionStoreError, TypeError):  # a read-only store still lists
             cache.save(tag, new, lines, memo if make is not None else old.memo)
     if make is not None and value is None:
@@ -407,37 +292,8 @@ def _same_log(row: Any, st: os.stat_result) -> bool:
             and row[2] == st.st_ctime_ns
             and row[3] == st.st_ino
         )
-    except _ENTRY_ERRORS:
+    except ENTRY_ERRORS:
         return False
-
-
-def _cached_head(line: bytes) -> Commit | None:
-    """The head a head line holds (None: an empty log)."""
-    fields = orjson.loads(line)
-    return None if fields is None else _commit(fields)
-
-
-def _head_line(head: Commit | None) -> bytes:
-    return orjson.dumps(_fields(head)) if head is not None else b"null"
-
-
-def _commit(cached: dict[str, Any]) -> Commit:
-    """The commit whose fields `cached` holds, with `cached` itself as its `__dict__`: what
-    `Commit(**cached)` gives, without the frozen dataclass's 13 `object.__setattr__` calls and
-    without a copy (a commit is never changed)."""
-    if cached.keys() != _KEYS:
-        raise KeyError("not a commit's fields")
-    commit = object.__new__(Commit)
-    object.__setattr__(commit, "__dict__", cached)
-    return commit
-
-
-_KEYS = frozenset(_FIELDS)
-
-
-def _fields(head: Commit) -> dict[str, Any]:
-    """What the cache keeps of `head` (every field, `session` included)."""
-    return {k: getattr(head, k) for k in _FIELDS}
 
 
 @contextmanager
