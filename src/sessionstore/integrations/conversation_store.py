@@ -16,11 +16,9 @@ adapter reports the caller's mistake, not a failure worth retrying: retrying can
 with `UnstorableText` (a `UserError` naming the conversation and the fix) before anything is written.
 (`InMemoryConversationStore` keeps such strings, since it never encodes them; a file cannot.)
 
-**Values come back in their JSON form**, exactly as pydantic-ai's own serializer
-(`ModelMessagesTypeAdapter`) gives them: a tool return that was a `datetime` or a pydantic model comes
-back as a string or a dict. `save` compares messages with the stored ones in both forms (as objects, and
-as their stored JSON lines), so a hand-built `Conversation` over the history it saved, holding the app's
-original objects, extends that history instead of storing it again as a new branch.
+**Values come back in their JSON form**, as `ModelMessagesTypeAdapter` gives them (a `datetime` or
+model tool return as a string or dict). `save` compares messages with the stored ones as objects and as
+stored JSON lines, so a hand-built `Conversation` over its saved history extends it, not a new branch.
 
 **Listing** (`list_conversations`) reads the conversation index (`conversation_index`): O(limit) head
 lines, not every conversation.
@@ -48,13 +46,13 @@ its entries both visible or neither (at most an unreferenced blob, which `gc` co
 no lock; each log is read incrementally and cached per `FileConversationStore`.
 
 **Delete** removes the conversation's log file (under its lock, directory fsynced): the record is gone
-from `load`, `list_conversations` and `session list` at once. Its blobs are not deleted: those no other
-log reaches are collected by `session gc` once older than its grace period (14 days by default), since
-a blob may be shared with a fork or a concurrent save. `read_entry` no longer finds entries only the
-deleted conversation reached. Don't rely on `delete` alone to erase messages before that `gc`.
+from `load`, `list_conversations` and `session list` at once. Its blobs stay until `session gc` finds no
+log reaching them past its grace period (14 days), since a fork or a concurrent save may share one:
+don't rely on `delete` alone to erase messages before that `gc`.
 
-**Async.** Every primitive runs its file work in a worker thread (`asyncio.to_thread`); one mutex per
-instance serializes them, and the file lock serializes writers across threads and processes.
+**Async.** Every primitive runs its file work in a worker thread (`asyncio.to_thread`; `save` reads
+the record it wrote last from memory); one mutex per instance serializes them, and the file lock
+serializes writers across threads and processes.
 
 `read_history` is overridden: one walk of the in-memory index, each blob read once, one validation.
 Records round-trip through pydantic's JSON too (values under `Any`, such as deferred-call metadata,
@@ -119,7 +117,7 @@ __all__ = ["ConversationNameTaken", "FileConversationStore", "UnstorableText", "
 T = TypeVar("T")
 
 _reusing: contextvars.ContextVar[tuple[str, str | None] | None] = contextvars.ContextVar(
-    "sessionstore_reusing", default=None
+    "_reusing", default=None
 )
 """(conversation id, revision) while `FileConversationStore.save` runs pydantic-ai's save."""
 
@@ -170,10 +168,8 @@ class FileConversationStore(ConversationStore):
             shared = await asyncio.to_thread(self._locked, self._stored_prefix, target, messages)
             if shared is not None:
                 mark_stored(target, messages[:shared])
-        # When this instance wrote the revision the conversation carries, pydantic-ai's save reads that
-        # record from memory instead of on a worker thread: what the file would give unless another
-        # writer moved it since, and then `write_record`'s check under the lock refuses the save with
-        # ConversationConflict, as the file's record would have. Saves one hop and one validation.
+        # The record this instance wrote at the conversation's revision is read from memory (no hop):
+        # a writer that moved the file since is refused by `write_record`'s check under the lock.
         token = _reusing.set((target.conversation_id, target.revision))
         try:
             return await super().save(conversation, scope=scope)
