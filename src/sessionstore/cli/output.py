@@ -300,16 +300,13 @@ def epoch_us(stamp: str) -> int | None:
 class Ages(dict[int, str]):
     """`relative_time` of many times given as `epoch_us`, against one `now` (`session list`, once
     per session): every unit is a whole number of minutes, so the text depends only on the whole
-    minutes elapsed, `ages[ages.minute(when_us)]`, worked out once per distinct minute (a plain dict
-    lookup in the loop). The same text as `relative_time` gives for the same `now`."""
+    minutes elapsed, `ages[(ages.now_us - when_us) // MINUTE_US]` (negative: in the future), worked
+    out once per distinct minute (a plain dict lookup in the loop). The same text as `relative_time`
+    gives for the same `now`."""
 
     def __init__(self, now: datetime | None = None) -> None:
         super().__init__()
         self.now_us = ((now or datetime.now(UTC)) - _EPOCH) // _MICROSECOND
-
-    def minute(self, when_us: int) -> int:
-        """The whole minutes from `when_us` to now (negative: in the future)."""
-        return (self.now_us - when_us) // MINUTE_US
 
     def __missing__(self, minute: int) -> str:
         text = self[minute] = ago(minute * 60)  # any time within the minute says the same

@@ -139,6 +139,9 @@ class ConversationLog:
         self.is_conversation: bool | None = None  # None until a first commit is seen
         self.entries: dict[str, Located] = {}
         self.blob_lines: dict[str, int] = {}
+        self.written: ConversationRecord | None = None
+        """The record this process last wrote here (`FileConversationStore.save` reads it back from
+        memory); forgotten with everything else when the file is found replaced or removed."""
 
     @property
     def name(self) -> str:

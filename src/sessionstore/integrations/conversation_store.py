@@ -147,8 +147,6 @@ class FileConversationStore(ConversationStore):
         )
         self._logs: dict[str, ConversationLog] = {}
         self._mutex = threading.Lock()
-        self._written: dict[str, ConversationRecord] = {}
-        """The record this instance last wrote per conversation id (see `save`)."""
         self.index = ConversationIndex(self.store)
         warm_up()  # a web server's first request should not pay for what every process loads once
 
@@ -206,7 +204,8 @@ class FileConversationStore(ConversationStore):
     # -- the five primitives, plus read_history -----------------------------------------------------
 
     async def read_record(self, conversation_id: str) -> ConversationRecord | None:
-        written = self._written.get(conversation_id)
+        view = self._logs.get(session_name(conversation_id))
+        written = view.written if view is not None else None
         if written is not None and _reusing.get() == (conversation_id, written.revision):
             return dataclasses.replace(written, branches=list(written.branches))  # see `save`
         return await asyncio.to_thread(self._locked, self._sync_read_record, conversation_id)
@@ -336,7 +335,7 @@ class FileConversationStore(ConversationStore):
                 raise ConversationConflict(cid) from None
             view.apply(commit, line)
             view.ino = os.stat(view.log.path).st_ino
-            self._written[cid] = record
+            view.written = record
 
     def _turn(
         self, view: ConversationLog, new: list[ConversationEntry], previous: str | None
@@ -401,7 +400,6 @@ class FileConversationStore(ConversationStore):
             current = view.owned_record(conversation_id)
             if current is None or current.revision != expected_revision:
                 raise ConversationConflict(conversation_id)
-            self._written.pop(conversation_id, None)
             self.index.note_delete(name, time=utc_now())
             view.log.remove()
             fsync_dir(self.store.logs_dir)

@@ -35,13 +35,6 @@ def _writer() -> ThreadPoolExecutor:
 
 
 @cache
-def _checker() -> ThreadPoolExecutor:
-    from concurrent.futures import ThreadPoolExecutor
-
-    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="sessionstore-check")
-
-
-@cache
 def _hasher() -> ThreadPoolExecutor:
     from concurrent.futures import ThreadPoolExecutor
 
