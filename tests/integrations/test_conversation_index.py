@@ -153,3 +153,23 @@ def test_concurrent_writers_keep_the_running_maximum(tmp_path: Path) -> None:
     assert len(everything) == 45 and check_index(fresh.store) == []
     for limit in (1, 5, 20):
         assert listed(fresh, limit=limit) == everything[:limit]
+
+
+def test_a_writer_reads_back_what_others_appended_or_rebuilt_since_its_own_line(tmp_path: Path) -> None:
+    """Each index remembers its own last line (no read-back while the file is still that); another
+    instance's line, or a rebuild (a new file), is read before the next running maximum."""
+    root = tmp_path / "store"
+    a, b = FileConversationStore(root), FileConversationStore(root)
+    asyncio.run(_write(a, "c1", None, 30))
+    asyncio.run(_write(b, "c2", None, 50))  # after a's line: a must read it
+    asyncio.run(_write(a, "c3", None, 10))
+    asyncio.run(_write(a, "c4", None, 20))  # a's own line is the last: remembered
+    b.index.rebuild()  # a new file, with the entries in time order
+    asyncio.run(_write(a, "c5", None, 5))
+    entries = [orjson.loads(e) for e in (root / INDEX_FILE).read_bytes().splitlines() if e]
+    running = ""
+    for entry in entries:
+        running = max(running, entry["u"])
+        assert entry["m"] == running
+    assert entries[-1]["n"] == "c5" and entries[-1]["m"] == max(e["u"] for e in entries)
+    assert [cid for cid, _ in listed(a)] == ["c2", "c1", "c4", "c3", "c5"]

@@ -58,6 +58,9 @@ class ConversationIndex:
     def __init__(self, store: SessionStore) -> None:
         self.store = store
         self.path = store.root / INDEX_FILE
+        self._tail: tuple[int, int, str] | None = None
+        """(inode, size, "m") of the index just after this object's last append: while the file is
+        still that, its last line is that one, and the next append need not read it back."""
 
     def head_record(self, name: str) -> tuple[str, dict[str, Any]] | None:
         """The truth for session `name`: (time, record JSON) of its head when it is a conversation."""
@@ -72,11 +75,13 @@ class ConversationIndex:
     @contextmanager
     def _locked(self) -> Iterator[None]:
         """The index's own lock (held for a read-max-and-append or a rebuild; never for long)."""
-        directory = self.path.parent
-        if not directory.is_dir():
-            directory.mkdir(exist_ok=True)
+        lock = os.path.join(self.path.parent, ".lock")
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o666)
+        except FileNotFoundError:  # no index/ yet
+            self.path.parent.mkdir(exist_ok=True)
             fsync_dir(self.store.root)
-        fd = os.open(directory / ".lock", os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o666)
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o666)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
@@ -92,13 +97,23 @@ class ConversationIndex:
 
     def _append(self, entry: dict[str, Any]) -> None:
         with self._locked():
-            if not self.path.exists():
-                self._rebuild_locked()
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | _NOFOLLOW)
             try:
-                last = _last_entry(fd)
-                entry["m"] = max(entry["u"], last["m"]) if last else entry["u"]
-                os.write(fd, orjson.dumps(entry) + b"\n")
+                fd = os.open(self.path, os.O_RDWR | os.O_APPEND | _NOFOLLOW)
+            except FileNotFoundError:
+                self._rebuild_locked()
+                fd = os.open(self.path, os.O_RDWR | os.O_APPEND | _NOFOLLOW)
+            try:
+                st = os.fstat(fd)
+                tail = self._tail
+                if tail is not None and tail[:2] == (st.st_ino, st.st_size):
+                    last_m: str | None = tail[2]  # our own line is still the last: no read
+                else:
+                    last = _last_entry(fd, st.st_size)
+                    last_m = last["m"] if last else None
+                entry["m"] = max(entry["u"], last_m) if last_m else entry["u"]
+                line = orjson.dumps(entry) + b"\n"
+                written = os.write(fd, line)
+                self._tail = (st.st_ino, st.st_size + written, entry["m"]) if written == len(line) else None
             finally:
                 os.close(fd)
 
@@ -169,14 +184,15 @@ def truth(store: SessionStore) -> dict[str, tuple[str, dict[str, Any], str]]:
     return out
 
 
-def _last_entry(fd: int) -> dict[str, Any] | None:
+def _last_entry(fd: int, size: int) -> dict[str, Any] | None:
     """The last whole, parsable line of the index open at `fd` (an unparsable tail is skipped)."""
-    size = os.fstat(fd).st_size
-    window = 4096  # an index line is ~200 bytes: one small read, widened only if it holds none
+    window = 1024  # an index line is ~200 bytes: one small read, widened only if it holds none
     while True:
         start = max(0, size - window)
         lines = os.pread(fd, size - start, start).split(b"\n")
         for line in reversed(lines[1:] if start else lines):
+            if not line:
+                continue
             try:
                 entry = orjson.loads(line)
             except orjson.JSONDecodeError:

@@ -55,6 +55,9 @@ class Log:
     def __init__(self, logs_dir: Path, session: str) -> None:
         self.session = session
         self._file = os.path.join(logs_dir, f"{session}.jsonl")  # `head` opens it: no Path needed
+        self._appended: tuple[int, bytes, str] | None = None
+        """(offset, bytes, id) of the line this object appended last: the next append's head check
+        compares the bytes on disk with it instead of parsing and hashing that line again."""
 
     @property
     def path(self) -> Path:
@@ -216,9 +219,10 @@ class Log:
         after `expected`: `append` for one new line, `session pull` for a remote's lines byte for byte.
         """
         check_store_dir(self.path.parent)
+        appended, self._appended = self._appended, None
         size = self.size()
         want = expected.end if expected else 0
-        if size < want or (expected and self._line_id(expected) != expected.id):
+        if size < want or (expected and not self._is_on_disk(expected, appended)):
             raise self._stale()  # names damage first, if that is what moved the head
         if size > want:
             with open(self.path, "rb") as f:
@@ -232,20 +236,27 @@ class Log:
     def append(self, line: bytes, body: dict[str, Any], expected: Commit | None) -> Commit:
         """Append one commit line after `expected` (see `extend`); returns the acknowledged commit."""
         offset = self.extend(line, expected)
+        self._appended = (offset, line, body["id"])
         return from_body(body, session=self.session, offset=offset, size=len(line))
 
-    def _line_id(self, commit: Commit) -> str | None:
-        """The id on `commit`'s line as it is on disk now, None if the line (or the newline that ends
-        the line before it) no longer verifies."""
+    def _is_on_disk(self, commit: Commit, appended: tuple[int, bytes, str] | None) -> bool:
+        """Whether `commit`'s line is on disk where it was, whole, its id verifying (and the newline
+        that ends the line before it is there too).
+
+        The line this object appended last (`appended`) is compared byte for byte: those bytes were
+        built with that id, so equal bytes verify without parsing and hashing them again (a
+        conversation's line carries its whole record). Any other line is parsed and its id checked."""
         before = 1 if commit.offset > 0 else 0
         with open(self.path, "rb") as f:
             f.seek(commit.offset - before)
             line = f.read(commit.size + before)
         if before and not line.startswith(b"\n"):
-            return None
+            return False
         line = line[before:]
+        if appended is not None and appended == (commit.offset, line, commit.id):
+            return True
         parsed = parse_line(line.rstrip(b"\n"), self.session, commit.offset) if line.endswith(b"\n") else None
-        return parsed.id if parsed else None
+        return parsed is not None and parsed.id == commit.id
 
     def _stale(self) -> StaleSessionError:
         """StaleSessionError, unless the log is damaged or conflicted: then that error is raised."""
