@@ -4,14 +4,17 @@ and exit 2 (130 for Ctrl-C) with nothing changed."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import orjson
 import pytest
 
-from helpers.cli import assert_refused, run, snapshot
+from helpers.cli import EXAMPLE, assert_refused, run, snapshot
 from sessionstore.cli.main import EXIT_ERROR
 
 CHAT = [
@@ -69,4 +72,80 @@ def test_an_import_whose_conversations_would_share_a_name_writes_none_of_them(
     runs.write_bytes(orjson.dumps([{"task_id": "a-1", "traj": CHAT}, {"task_id": "b-1", "traj": CHAT}]))
     before = snapshot(root)
     assert_refused(run(root, "import", str(runs), "--as", "x"), "2 of its conversations", "'x-1'", "task_id")
+    assert snapshot(root) == before
+
+
+def _long_transcript(path: Path, turns: int) -> Path:
+    """A pydantic-ai JSON transcript of `turns` short turns (each one commit when imported)."""
+    from pydantic_ai.messages import (
+        ModelMessagesTypeAdapter,
+        ModelRequest,
+        ModelResponse,
+        TextPart,
+        UserPromptPart,
+    )
+
+    messages = []
+    for i in range(turns):
+        messages.append(ModelRequest(parts=[UserPromptPart(f"question {i}")]))
+        messages.append(ModelResponse(parts=[TextPart(f"answer {i}")], model_name="gpt-4o"))
+    path.write_bytes(ModelMessagesTypeAdapter.dump_json(messages))
+    return path
+
+
+def test_ctrl_c_during_an_import_is_one_line_exit_130_and_nothing_published(
+    root: Path, tmp_path: Path
+) -> None:
+    big = _long_transcript(tmp_path / "big.json", 3000)
+    before = snapshot(root / "logs")
+    code = "from sessionstore.cli.main import main; main()"
+    child = subprocess.Popen(
+        [sys.executable, "-c", code, "--store", str(root), "import", str(big), "--as", "big"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    staging = root / "locks" / "importing" / "big"
+    deadline = time.monotonic() + 60
+    while not staging.exists() and child.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)  # until the import is writing commits
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=60)
+    assert (child.returncode, err, out) == (130, "session: interrupted\n", "")  # was: an empty line first
+    assert snapshot(root / "logs") == before and not staging.exists()
+    checked = run(root, "fsck")
+    assert checked.exit_code == 0, checked.stdout
+
+
+def test_ctrl_c_that_a_library_turns_into_another_error_is_still_an_interrupt(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sessionstore.cli import transfer_cmds
+
+    def wrapped(source: Path, fmt: str) -> None:  # as pydantic-core does while it builds a schema
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)  # the signal is handled before this returns
+        except KeyboardInterrupt:
+            raise RuntimeError("Error building 'literal' validator: KeyboardInterrupt") from None
+
+    monkeypatch.setattr(transfer_cmds, "transcripts_of", wrapped)
+    before = snapshot(root)
+    result = run(root, "import", str(EXAMPLE), "--as", "again")  # was: the RuntimeError's traceback
+    assert (result.exit_code, result.stderr) == (130, "session: interrupted\n")
+    assert snapshot(root) == before
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
+
+
+def test_chat_with_stdin_closed_is_one_line(root: Path) -> None:
+    before = snapshot(root)
+    closed = ["sh", "-c", 'exec "$@" <&-', "sh"]  # `session chat fix-auth <&-`: sys.stdin is None
+    code = "from sessionstore.cli.main import main; main()"
+    done = subprocess.run(
+        [*closed, sys.executable, "-c", code, "--store", str(root), "chat", "fix-auth"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )  # was: AttributeError: 'NoneType' object has no attribute 'readline'
+    _one_line(done, "stdin is closed", "pipe lines in")
     assert snapshot(root) == before
