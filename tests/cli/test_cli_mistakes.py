@@ -149,3 +149,51 @@ def test_chat_with_stdin_closed_is_one_line(root: Path) -> None:
     )  # was: AttributeError: 'NoneType' object has no attribute 'readline'
     _one_line(done, "stdin is closed", "pipe lines in")
     assert snapshot(root) == before
+
+
+def test_a_missing_choice_argument_is_one_line() -> None:
+    done = _session("completion")  # click lists the choices one per line
+    _one_line(done, "Missing argument", "Choose from: bash, zsh, fish", "(see `session completion --help`)")
+
+
+@pytest.mark.parametrize("args", [["export", "fix-auth"], ["list", "--json"], ["log", "fix-auth", "--jsonl"]])
+def test_stdout_closed_is_one_line(root: Path, args: list[str]) -> None:
+    closed = ["sh", "-c", 'exec "$@" >&-', "sh"]  # `session export fix-auth >&-`: sys.stdout is None
+    code = "from sessionstore.cli.main import main; main()"
+    done = subprocess.run(
+        [*closed, sys.executable, "-c", code, "--store", str(root), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )  # was: AttributeError: 'NoneType' object has no attribute 'flush'
+    _one_line(done, "stdout is closed", "> FILE")
+
+
+@pytest.mark.parametrize(
+    ("args", "hint"),
+    [
+        (["import", ""], "'[FILE]'"),
+        (["memory", "squash", ""], "'[FILES]...'"),
+        (["memory", "append", "fix-auth", "a note", "--file", ""], "'--file'"),
+    ],
+)
+def test_an_empty_file_argument_is_named_not_shown_as_dot(root: Path, args: list[str], hint: str) -> None:
+    before = snapshot(root)
+    done = _session("--store", str(root), *args)  # was: ". is a directory"
+    _one_line(done, f"Invalid value for {hint}: is empty: give a file name")
+    assert snapshot(root) == before
+
+
+def test_a_pyproject_whose_tool_is_not_a_table_is_not_a_crash(root: Path, tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("tool = 5  # sessionstore goes under [tool]\n")
+    listed = run(root, "list")  # was: AttributeError: 'int' object has no attribute 'get'
+    assert listed.exit_code == 0 and "fix-auth" in listed.stdout, listed.stderr
+
+
+def test_a_remote_that_is_no_repository_names_it_in_the_one_line(root: Path, tmp_path: Path) -> None:
+    project = root.parent
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    missing = tmp_path / "gone.git"
+    subprocess.run(["git", "-C", str(project), "remote", "add", "origin", str(missing)], check=True)
+    for verb in ("push", "pull"):  # was: "... failed: and the repository exists." (git's advice's last line)
+        assert_refused(run(root, verb), "'origin'", f"'{missing}' does not appear to be a git repository")

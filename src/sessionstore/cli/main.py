@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import signal
 import sys
 import threading
@@ -197,6 +198,11 @@ def _command_path(argv: list[str]) -> str:
     return " ".join(path)
 
 
+def _one_line(message: str) -> str:
+    """click's message on one line: a missing choice lists its values one per line."""
+    return re.sub(r"\s*\n\s*", " ", message.strip())
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: click's usage errors, too, become one line and exit 2."""
     if os.environ.get("NO_COLOR"):
@@ -208,10 +214,10 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(EXIT_ERROR)
     except click.UsageError as err:
         where = err.ctx.command_path if err.ctx else _command_path(sys.argv[1:] if argv is None else argv)
-        click.echo(f"session: {err.format_message()} (see `{where} --help`)", err=True)
+        click.echo(f"session: {_one_line(err.format_message())} (see `{where} --help`)", err=True)
         sys.exit(EXIT_ERROR)
     except click.ClickException as err:
-        click.echo(f"session: {err.format_message()}", err=True)
+        click.echo(f"session: {_one_line(err.format_message())}", err=True)
         sys.exit(err.exit_code)
     except click.Abort:
         click.echo("session: interrupted", err=True)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .output import (
+    FilePath,
     complete_rev,
     fail,
     json_options,
@@ -38,7 +39,7 @@ EXPORT_FORMATS = ("pydantic-ai", "html")
 
 
 @click.command("import")
-@click.argument("file", type=click.Path(path_type=Path, dir_okay=True), required=False)
+@click.argument("file", type=FilePath(path_type=Path, dir_okay=True), required=False)
 @click.option(
     "--format",
     "fmt",

@@ -3,7 +3,7 @@
 Sharing (DESIGN §12) keeps sessions as git objects, so git's packfiles, transport and atomic ref updates
 do the work. This module is the only place that starts `git`: `fast-import` writes many commits from one
 stream, `cat-file --batch` reads many objects through one pipe (a feeder thread writes the requests so
-neither side can block the other), and every failure is a `GitError` whose message is git's own last
+neither side can block the other), and every failure is a `GitError` whose message is git's own error
 line plus what to do. No Python git library: the `git` on PATH is what the user's remotes are set up for.
 """
 
@@ -63,8 +63,11 @@ class Git:
 
     @staticmethod
     def error(stderr: bytes, what: str) -> GitError:
+        """git's first `fatal:`/`error:` line says what went wrong (the lines after it are advice,
+        whose last line, "and the repository exists.", says nothing alone); else its last line."""
         lines = [ln.strip() for ln in stderr.decode(errors="replace").splitlines() if ln.strip()]
-        said = lines[-1] if lines else "no message"
+        fatal = next((ln for ln in lines if ln.startswith(("fatal:", "error:"))), None)
+        said = fatal.split(":", 1)[1].strip() if fatal else lines[-1] if lines else "no message"
         return GitError(f"{what} failed: {said}")
 
     def remotes(self) -> list[str]:
