@@ -263,7 +263,9 @@ def test_read_at_past_the_end_says_commits_are_missing(tmp_path) -> None:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(at=st.integers(min_value=0), mask=st.sampled_from([0x01, 0x20, 0x80]))
-def test_the_writer_that_appended_the_head_still_refuses_it_damaged(tmp_path_factory, at: int, mask: int) -> None:
+def test_the_writer_that_appended_the_head_still_refuses_it_damaged(
+    tmp_path_factory, at: int, mask: int
+) -> None:
     """The next append compares the head line with the bytes this object wrote; any byte changed in
     it (or the newline before it) still refuses the append and writes nothing."""
     log = Log(tmp_path_factory.mktemp("log"), "s")

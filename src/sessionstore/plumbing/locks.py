@@ -81,7 +81,8 @@ def _record_holder(locks_dir: Path, name: str) -> None:
     since = time.strftime("%H:%M:%S", time.gmtime())
     record = f"{os.getpid()} {since} {program}".encode("utf-8", "replace")[: _HOLDER_SIZE - 1]
     try:
-        fd = os.open(locks_dir / f"{name}.holder", os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+        path = os.path.join(locks_dir, f"{name}.holder")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o666)
     except OSError:
         return  # a hint only: never fail a write over it
     try:
@@ -92,7 +93,7 @@ def _record_holder(locks_dir: Path, name: str) -> None:
         os.close(fd)
 
 
-def _refuse_symlink(path: Path) -> None:
+def _refuse_symlink(path: str | Path) -> None:
     try:
         st = os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):  # no lock file yet (or no locks/: refused on open)
@@ -113,7 +114,7 @@ def locked(locks_dir: Path, name: str, timeout: float, *, what: str | None = Non
     if name not in _RESERVED:
         check_name(name)
     check_store_dir(locks_dir)
-    path = locks_dir / f"{name}.lock"
+    path = os.path.join(locks_dir, f"{name}.lock")  # a str: every acquisition builds it (no Path)
     label = what or f"session {name!r}"
     # One descriptor per acquisition (threads exclude each other too); O_NOFOLLOW refuses any link.
     fd = _open_lock(locks_dir, name, label)
@@ -150,7 +151,7 @@ def locked(locks_dir: Path, name: str, timeout: float, *, what: str | None = Non
 def _open_lock(locks_dir: Path, name: str, label: str | None = None) -> int:
     """Open (creating it) the lock file `name`; `locks/` itself is made when missing: git ignores it,
     so a clone of a committed store has none."""
-    path = locks_dir / f"{name}.lock"
+    path = os.path.join(locks_dir, f"{name}.lock")
     flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
     try:
         try:
