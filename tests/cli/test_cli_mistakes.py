@@ -197,3 +197,23 @@ def test_a_remote_that_is_no_repository_names_it_in_the_one_line(root: Path, tmp
     subprocess.run(["git", "-C", str(project), "remote", "add", "origin", str(missing)], check=True)
     for verb in ("push", "pull"):  # was: "... failed: and the repository exists." (git's advice's last line)
         assert_refused(run(root, verb), "'origin'", f"'{missing}' does not appear to be a git repository")
+
+
+def test_ctrl_c_while_the_cli_itself_loads_is_one_line_exit_130(root: Path) -> None:
+    stop_at_click = """
+import os, signal, sys
+class Stop:  # a real SIGINT, the moment `import click` starts: a Ctrl-C typed as `session` starts up
+    def find_spec(self, name, path=None, target=None):
+        if name == "click":
+            os.kill(os.getpid(), signal.SIGINT)
+sys.meta_path.insert(0, Stop())
+from sessionstore.cli import main  # the console script's entry point (pyproject [project.scripts])
+main()
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", stop_at_click, "--store", str(root), "list"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )  # was: a traceback through click's imports, and death by SIGINT
+    assert (done.returncode, done.stderr, done.stdout) == (130, "session: interrupted\n", "")
