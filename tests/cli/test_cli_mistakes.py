@@ -197,6 +197,21 @@ def test_a_remote_that_is_no_repository_names_it_in_the_one_line(root: Path, tmp
     subprocess.run(["git", "-C", str(project), "remote", "add", "origin", str(missing)], check=True)
     for verb in ("push", "pull"):  # was: "... failed: and the repository exists." (git's advice's last line)
         assert_refused(run(root, verb), "'origin'", f"'{missing}' does not appear to be a git repository")
+    for verb in ("push", "pull"):  # was: "no git remote '/x/gone.git' ...: `git remote add /x/gone.git URL`"
+        assert_refused(run(root, verb, str(missing)), "is not a git remote's name", f"NAME {missing}`")
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["gauge", "fix-auth", "--model", ""], ["--model is empty"]),  # was: exit 0, "unknown model ''"
+        (["rename", ""], ["unknown revision ''"]),  # was: "e.g. `session rename  -v2`"
+    ],
+)
+def test_empty_names_and_values_are_refused(root: Path, args: list[str], words: list[str]) -> None:
+    before = snapshot(root)
+    assert_refused(run(root, *args), *words)
+    assert snapshot(root) == before
 
 
 def test_ctrl_c_while_the_cli_itself_loads_is_one_line_exit_130(root: Path) -> None:

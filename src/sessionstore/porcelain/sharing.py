@@ -78,6 +78,11 @@ def open_git(store: SessionStore, remote: str | None) -> Git:
     git = Git.around(store.root)
     if remote is not None and remote not in (known := git.remotes()):
         have = f" (it has: {', '.join(known)})" if known else " (it has none)"
+        if "/" in remote or ":" in remote:  # a URL or a path where the remote's name goes
+            raise GitError(
+                f"{remote!r} is not a git remote's name: add it as one (`git remote add NAME {remote}`) "
+                f"and give that NAME{have}"
+            )
         raise GitError(
             f"no git remote {remote!r} in {git.top}{have}: add it with `git remote add {remote} URL`"
         )
