@@ -232,3 +232,25 @@ main()
         check=False,
     )  # was: a traceback through click's imports, and death by SIGINT
     assert (done.returncode, done.stderr, done.stdout) == (130, "session: interrupted\n", "")
+
+
+def test_an_unreadable_log_says_check_its_permissions_not_move_it_aside(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = root / "logs" / "fix-auth.jsonl"
+    log.chmod(0)
+    if os.geteuid() == 0:  # root reads it anyway: refuse it as the kernel refuses everyone else
+        real_open = os.open
+
+        def refused(path: object, flags: int, *args: object, **kwargs: object) -> int:
+            if os.fspath(path) == str(log):  # type: ignore[call-overload]
+                raise PermissionError(13, "Permission denied", str(path))
+            return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(os, "open", refused)
+    try:
+        # was: "... is not a regular file (Permission denied): move it aside"
+        assert_refused(run(root, "show", "fix-auth"), f"cannot read log of session 'fix-auth' at {log}")
+        assert_refused(run(root, "log", "fix-auth"), "Permission denied; check its permissions")
+    finally:
+        log.chmod(0o644)
