@@ -129,3 +129,51 @@ def test_enumerators_are_not_corrections() -> None:
     assert ex.superseded() == [] and len(ex.current("constraint")) == 2
     team = resolve(extract(_user("The team size is 12.", "Update: the team size is now 15.")))
     assert [i.text for i in team.superseded()] == ["The team size is 12."]
+
+
+def _current_and_stale(*texts: str) -> tuple[list[str], list[str]]:
+    ex = resolve(extract(_user(*texts)))
+    current = [i.text for i in ex.items if i.kind in ("constraint", "fact") and not i.superseded]
+    return current, [i.text for i in ex.superseded()]
+
+
+def test_a_correction_naming_the_old_value_supersedes_it() -> None:
+    """ "$700, not $500" and "from $500 to $700" state only $700: the $500 item is stale, not current."""
+    for correction in ("Actually the budget is $700, not $500.", "Raise the budget from $500 to $700."):
+        current, stale = _current_and_stale("The budget is $500.", correction)
+        assert current == [correction] and stale == ["The budget is $500."], correction
+    # and a revert back to the old value supersedes the correction in turn
+    current, stale = _current_and_stale(
+        "The budget is $500.", "Actually the budget is $700, not $500.", "Back to it: the budget is $500."
+    )
+    assert current == ["The budget is $500.", "Back to it: the budget is $500."]
+    assert "Actually the budget is $700, not $500." in stale
+
+
+def test_a_correction_by_a_change_verb_or_a_shared_part_supersedes() -> None:
+    pairs = [
+        ("The deadline is 2027-03-25.", "Move the deadline to 2027-04-01."),
+        ("The budget is $500.", "Change the budget to $900."),
+        ("Deadline 2027-03-25.", "Deadline 2027-04-01 now."),
+        ("Budget is $1.5M.", "Budget is $1.8M."),
+        ("The deadline is March 3, 2027.", "The deadline is March 10, 2027."),
+        ("The database is at 10.0.0.1:5432.", "The database is at 10.0.0.2:5432."),
+    ]
+    for old, new in pairs:
+        current, stale = _current_and_stale("Please build the report tool.", old, new)
+        assert new in current and old not in current and stale == [old], (old, new)
+
+
+def test_values_in_cjk_text_are_facts() -> None:
+    current, _ = _current_and_stale("截止日期是2027-01-22。", "预算是500美元。")
+    assert current == ["截止日期是2027-01-22。", "预算是500美元。"]
+
+
+def test_a_long_rule_keeps_its_value_whole() -> None:
+    """A rule over the line limit is shortened around its values, never through them."""
+    rule = "Never " + "really " * 120 + "exceed the budget of $500 under any circumstances and "
+    rule += "also " * 60
+    ex = resolve(extract(_user(rule + "keep it tidy.")))
+    (item,) = ex.current("constraint")
+    assert "exceed the budget of $500" in item.text and item.text.startswith("Never really")
+    assert item.text.endswith("keep it tidy.") and len(item.text) <= 640 and item.values == ("$500",)

@@ -13,27 +13,44 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["PATH", "is_path", "key_words", "normalize", "subject", "values"]
+__all__ = ["PATH", "is_path", "key_words", "normalize", "stated", "subject", "values"]
 
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_W = rf"[^\W{_CJK}]"
+"""A word character that is not CJK: Chinese and Japanese write values with no space around them."""
+_B = rf"(?:(?<!{_W})(?={_W})|(?<={_W})(?!{_W}))"
+"""A word boundary at which CJK text counts as a non-word ("截止日期是2027-01-22" holds a date)."""
 _UNIT = (
-    r"(?:ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|"
-    r"[kmgt]i?b|bytes?|tokens?|requests?|rps|qps|px|em|rem|cm|mm|km|m|kg|g|lbs?|lines?|chars?|"
-    r"characters?|words?|items?|users?|retries|attempts?|times|steps?|files?|calls?|cores?|gpus?|"
-    r"percent|%|x|usd|eur|gbp|dollars?|euros?|credits?|points?)"
+    r"(?i:ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|"
+    r"[kmgt]i?b|bytes?|[kmg]bps|tokens?|requests?|rps|qps|px|em|rem|cm|mm|km|m|kg|g|lbs?|lines?|chars?|"
+    r"characters?|words?|items?|users?|retries|attempts?|times|steps?|files?|calls?|v?cpus?|cores?|gpus?|"
+    r"percent|%|x|usd|eur|gbp|dollars?|euros?|credits?|points?|°[cf]|degrees?|€|£|¥)"
 )
-_URL = r"\bhttps?://[^\s<>()\"'`]+[^\s<>()\"'`.,;:!?]"
+_URL_CHAR = "[^\\s<>()\"'`\u3000-\u303f\uff0c\uff1a\uff1b\uff01\uff1f]"
+_URL_END = "[^\\s<>()\"'`.,;:!?\u3000-\u303f\uff0c\uff1a\uff1b\uff01\uff1f]"
+_URL = rf"{_B}https?://(?:{_URL_CHAR}|\({_URL_CHAR}*\))*(?:{_URL_END}|\({_URL_CHAR}*\))"
 _EMAIL = r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"
-_MONEY = r"[$€£¥]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|m|bn|million|billion|thousand))?\b"
-_DATE = r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
-_TIME = r"\b\d{1,2}:\d{2}(?:\s?[ap]\.?m\.?)?(?:\s?(?:UTC|GMT|[A-Z]{2,4}T))?\b"
+_MONEY = rf"[$€£¥]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?i:k|mm|m|bn|b|million|billion|thousand))?{_B}"
+_ZONE = r"(?:Z|[+-]\d{2}:?\d{2}|\s?(?:UTC|GMT))"
+_DATE = rf"{_B}\d{{4}}-\d{{2}}-\d{{2}}(?:[T ]\d{{2}}:\d{{2}}(?::\d{{2}})?{_ZONE}?)?{_B}"
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|"
+    r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+)
+_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
+_MONTH_DATE = rf"\b{_MONTH}\.?\s{_DAY}(?:,?\s\d{{4}})?\b|\b{_DAY}\s{_MONTH}\.?(?:,?\s\d{{4}})?\b"
+_TIME = rf"{_B}\d{{1,2}}:\d{{2}}(?:\s?[ap]\.?m\.?)?(?:\s?(?:UTC|GMT|[A-Z]{{2,4}}T))?{_B}"
+_IP = rf"{_B}\d{{1,3}}(?:\.\d{{1,3}}){{3}}(?::\d{{2,5}}|/\d{{1,2}})?{_B}"
 _TLD = r"(?:com|org|net|io|dev|app|internal|local|lan|cloud|ai|co|corp|prod|svc)"
-_HOST = rf"\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.{_TLD}(?::\d+)?\b"
-_HOSTPORT = r"\b[a-z][\w-]*(?:\.[\w-]+)*:\d{2,5}\b"
-_TICKET = r"\b[A-Z][A-Z0-9]+-\d+\b"
-_NAMED_VERSION = r"\b[A-Z][\w+#]*\s(?:v?\d+(?:\.\d+)*)\b"
-_VERSION = r"\bv?\d+(?:\.\d+)+\b"
-_QUANTITY = rf"(?<![\w.])\d[\d,]*(?:\.\d+)?\s?{_UNIT}(?![\w])"
-_NUMBER = r"(?<![\w.$€£¥-])\d[\d,]*(?:\.\d+)?(?![\w.]\w)"
+_HOST = rf"{_B}[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.{_TLD}(?::\d+)?{_B}"
+_HOSTPORT = rf"\b[a-z][\w-]*(?:\.[\w-]+)*:\d{{2,5}}{_B}"
+_TICKET = rf"{_B}[A-Z][A-Z0-9]+-\d+{_B}"
+_PRE = r"(?:-(?i:rc|alpha|beta|dev|pre|post|preview|snapshot|nightly|canary|a|b)(?:\.?\d+)*)?"
+_NAMED_VERSION = rf"\b[A-Z][\w+#]*\s(?:v?\d+(?:\.\d+)*){_PRE}{_B}(?![-:/.]\d|,\d|\s?{_UNIT}(?!{_W}))"
+"""'Postgres 15', 'Python 3.11': never the capitalised word before a date, a count or an address."""
+_VERSION = rf"{_B}v?\d+(?:\.\d+)+{_PRE}{_B}"
+_QUANTITY = rf"(?<!{_W})(?<!\.)\d[\d,]*(?:\.\d+)?\s?{_UNIT}(?!{_W})"
+_NUMBER = rf"(?<!{_W})(?<![.$€£¥-])\d[\d,]*(?:\.\d+)?(?!(?:{_W}|\.){_W})"
 PATH = re.compile(
     r"(?<![\w/.:-])(?:~|\.{1,2})?/(?:[\w.@+-]+/)*[\w.@+-]+"
     r"|(?<![\w/.:-])(?:[\w.@+-]+/)+[\w@+-]+\.[A-Za-z0-9]{1,8}\b"
@@ -51,6 +68,8 @@ _VALUE = re.compile(
             _EMAIL,
             _MONEY,
             _DATE,
+            _MONTH_DATE,
+            _IP,
             _TIME,
             _HOST,
             PATH.pattern,
@@ -74,17 +93,27 @@ _PERSON_FIRST = re.compile(
 )
 _BIND = re.compile(
     r"\s(?:is|are|was|were|=|:|->|→|equals|becomes|become|will be|should be|must be|has to be|set to|"
-    r"changed to|moved to|now|lives at|lives in|runs on|runs|uses|at|of|to)\s",
+    r"changed to|moved to|now|lives at|lives in|runs on|runs|uses|at|of|to|from)\s",
     re.I,
 )
 _STOP_WORDS = (
     "a an the our my your their its this that these those we i you it is are was were be been to of in on "
     "for at by with and or but so now actually correction update updated new old current please note "
     "also just still then there here all any some no not never always only must should will would can "
-    "could may might do does did don't has have had set changed moved"
+    "could may might do does did don't has have had set changed moved from"
 )
 _STOP = frozenset(_STOP_WORDS.split())
 _WORD = re.compile(r"[a-z][a-z0-9_+#-]*")
+_CHANGE_WORDS = "move change raise lower bump increase decrease reduce extend push update make switch reset"
+_CHANGE = frozenset(f"{_CHANGE_WORDS} cut shift adjust double halve".split())
+"""Verbs that say a value changes ("Move the deadline to ..."): never part of the value's name."""
+_FROM = re.compile(r"\bfrom\s+$", re.I)
+_TO = re.compile(r"\s+to\b", re.I)
+_OLD_VALUE = re.compile(
+    r"(?:\b(?:not|instead of|rather than|no longer|formerly|previously|replacing|replaces)"
+    r"\s+(?:(?:the|an?|old|previous|earlier)\s+)*)$",
+    re.I,
+)
 
 
 def is_path(text: str) -> bool:
@@ -150,7 +179,24 @@ def subject(sentence: str, found: list[str] | None = None) -> str | None:
     bind = binds[-1] if binds else None
     if bind is not None and key_words(head[: bind.start()]):
         head = head[: bind.start()]
-    words = key_words(head)
+    words = [w for w in key_words(head) if w not in _CHANGE] or key_words(head)
     if not words and re.fullmatch(_NAMED_VERSION, found[0]):
         words = key_words(found[0].split()[0])  # "Only Python 3.11": the value names its subject
     return " ".join(words[-3:]) if words else None
+
+
+def stated(sentence: str, found: list[str] | None = None) -> list[str]:
+    """The values `sentence` states as current: all of them but those it names as the old one
+    ("the budget is $700, not $500", "raise it from $500 to $700" both state only $700)."""
+    found = values(sentence) if found is None else found
+    out: list[str] = []
+    for value in found:
+        at = sentence.find(value)
+        before, after = sentence[:at], sentence[at + len(value) :]
+        old = at >= 0 and (
+            _OLD_VALUE.search(before) is not None
+            or (_FROM.search(before) is not None and _TO.match(after) is not None)
+        )
+        if not old:
+            out.append(value)
+    return out
