@@ -86,3 +86,26 @@ def test_a_value_is_found_whole(sentence: str, expected: list[str]) -> None:
 )
 def test_a_change_verb_is_not_part_of_the_subject(sentence: str, name: str) -> None:
     assert subject(sentence) == name
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("Sure, my user ID is mia_li_3668.", ["mia_li_3668"]),
+        ("My user ID is mia_kim_4397, and the reservation ID is H9ZU1C.", ["mia_kim_4397", "H9ZU1C"]),
+        ("Sure, my reservation ID is 1N99U6.", ["1N99U6"]),
+        ("My flight HAT039 from ATL to SEA has been delayed.", ["HAT039"]),
+        ("Order #W2378156 never arrived.", ["W2378156"]),
+        ("Use gpt-4o for this.", ["gpt-4o"]),
+    ],
+)
+def test_identifiers_mixing_letters_and_digits_are_values(sentence: str, expected: list[str]) -> None:
+    """tau-bench users give their ids in exactly these shapes; without them the sentence is lost."""
+    assert values(sentence) == expected
+
+
+@pytest.mark.parametrize(
+    "sentence", ["It is the 3rd time.", "Use utf and ascii.", "Plan B is fine.", "ok 42"]
+)
+def test_ordinals_and_plain_words_are_not_identifiers(sentence: str) -> None:
+    assert all(not (any(c.isalpha() for c in v) and any(c.isdigit() for c in v)) for v in values(sentence))

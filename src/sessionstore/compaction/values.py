@@ -1,12 +1,15 @@
 """Values a sentence binds to a name, and the name (subject) it binds them to.
 
-A value is what a summary must never lose or split: money ($500), dates (2027-01-22), versions (3.11,
-Postgres 15), numbers with units (30 s, 8 min, 20%), URLs, emails, hosts (db.internal:5432), file
-paths and ticket ids (ZEPHYR-7731). `values` finds them; `subject` names what they are the value of
-("budget cap", "deadline", "production database"), so a later sentence with the same subject and
-another value is a correction. Paths need a path's shape: a leading /, ./, ../ or ~/, a file
-extension, or two slashes between lowercase segments; so "Claude/Gemini", "CI/CD." and "Zone/X" are
-words, not paths.
+A value is what a summary must never lose or split: money ($500, $1.5M), dates (2027-01-22, March 3,
+2027), versions (3.11, Postgres 15, 1.2.3-rc.1), numbers with units (30 s, 8 min, 20%, 16 GB), URLs,
+emails, hosts (db.internal:5432, 10.0.0.1:5432), file paths, ticket ids (ZEPHYR-7731) and identifiers
+mixing letters and digits (mia_li_3668, H9ZU1C), also when written next to CJK text with no space.
+`values` finds them; `subject` names what they are the value of ("budget cap", "deadline",
+"production database"; never a change verb: "Move the deadline to ..." names "deadline"), so a later
+sentence with the same subject and another value is a correction; `stated` leaves out the value a
+correction names as the old one ("$700, not $500"). Paths need a path's shape: a leading /, ./, ../
+or ~/, a file extension, or two slashes between lowercase segments; so "Claude/Gemini", "CI/CD." and
+"Zone/X" are words, not paths.
 """
 
 from __future__ import annotations
@@ -50,6 +53,11 @@ _NAMED_VERSION = rf"\b[A-Z][\w+#]*\s(?:v?\d+(?:\.\d+)*){_PRE}{_B}(?![-:/.]\d|,\d
 """'Postgres 15', 'Python 3.11': never the capitalised word before a date, a count or an address."""
 _VERSION = rf"{_B}v?\d+(?:\.\d+)+{_PRE}{_B}"
 _QUANTITY = rf"(?<!{_W})(?<!\.)\d[\d,]*(?:\.\d+)?\s?{_UNIT}(?!{_W})"
+_ID = (
+    rf"(?<!{_W})(?<![-.])(?=[A-Za-z0-9_-]{{4}})(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])"
+    rf"(?!\d+(?:st|nd|rd|th)\b)[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*(?!{_W}|[-.]\w)"
+)
+"""Identifiers mixing letters and digits: user ids (mia_li_3668), booking codes (H9ZU1C), flights."""
 _NUMBER = rf"(?<!{_W})(?<![.$€£¥-])\d[\d,]*(?:\.\d+)?(?!(?:{_W}|\.){_W})"
 PATH = re.compile(
     r"(?<![\w/.:-])(?:~|\.{1,2})?/(?:[\w.@+-]+/)*[\w.@+-]+"
@@ -78,6 +86,7 @@ _VALUE = re.compile(
             _VERSION,
             _QUANTITY,
             _NAMED_VERSION,
+            _ID,
             _NUMBER,
         )
     )
