@@ -138,7 +138,7 @@ def _current_and_stale(*texts: str) -> tuple[list[str], list[str]]:
 
 
 def test_a_correction_naming_the_old_value_supersedes_it() -> None:
-    """ "$700, not $500" and "from $500 to $700" state only $700: the $500 item is stale, not current."""
+    """A correction stating "$700, not $500" or "from $500 to $700" leaves the $500 item stale."""
     for correction in ("Actually the budget is $700, not $500.", "Raise the budget from $500 to $700."):
         current, stale = _current_and_stale("The budget is $500.", correction)
         assert current == [correction] and stale == ["The budget is $500."], correction
@@ -177,3 +177,18 @@ def test_a_long_rule_keeps_its_value_whole() -> None:
     (item,) = ex.current("constraint")
     assert "exceed the budget of $500" in item.text and item.text.startswith("Never really")
     assert item.text.endswith("keep it tidy.") and len(item.text) <= 640 and item.values == ("$500",)
+
+
+def test_a_change_to_a_path_or_a_number_is_a_correction() -> None:
+    """A change to a path binds without "is" ("Change the X to <path>"); a path alone is not a fact."""
+    for old, new in [
+        ("The settings file is src/ember/ember_1124.py.", "Change the settings file to /etc/birch/b.conf."),
+        ("The worker count is 12.", "Bump the worker count to 16."),
+    ]:
+        current, stale = _current_and_stale(old, new)
+        assert current == [new] and stale == [old], (old, new)
+
+
+def test_files_mentioned_in_prose_lose_the_sentence_dot() -> None:
+    ex = extract(_user("The settings file is /etc/harbor/harbor2017.conf. Also read src/a.py."))
+    assert ex.files == ["/etc/harbor/harbor2017.conf", "src/a.py"]
