@@ -192,3 +192,30 @@ def test_a_change_to_a_path_or_a_number_is_a_correction() -> None:
 def test_files_mentioned_in_prose_lose_the_sentence_dot() -> None:
     ex = extract(_user("The settings file is /etc/harbor/harbor2017.conf. Also read src/a.py."))
     assert ex.files == ["/etc/harbor/harbor2017.conf", "src/a.py"]
+
+
+def test_rules_about_different_objects_both_stand() -> None:
+    """A path, id or URL a rule acts on is its object, not a value bound to the verb: "Never touch
+    src/a.py" and "Never touch src/b.py" are two rules. A limit's number still corrects ("Never exceed
+    $500" then "$700"), and so does a name bound by "is" or a change verb."""
+    for rules in [
+        ("Never touch src/a.py.", "Never touch src/b.py."),
+        ("Don't modify the module_1 file.", "Don't modify the module_2 file."),
+        ("Always email ops@a.example.com first.", "Always email dev@b.example.com first."),
+    ]:
+        assert _current_and_stale(*rules) == (list(rules), []), rules
+    assert _current_and_stale("Never exceed $500.", "Never exceed $700.") == (
+        ["Never exceed $700."],
+        ["Never exceed $500."],
+    )
+    assert _current_and_stale("The owner is Priya Raman.", "The owner is Bob Stone.") == (
+        ["The owner is Bob Stone."],
+        ["The owner is Priya Raman."],
+    )
+
+
+def test_set_x_to_a_number_is_a_fact_and_corrects() -> None:
+    assert _current_and_stale("Set `MAX_RETRIES` to **7**.", "Set `MAX_RETRIES` to **9**.") == (
+        ["Set `MAX_RETRIES` to **9**."],
+        ["Set `MAX_RETRIES` to **7**."],
+    )

@@ -156,7 +156,19 @@ def key_words(text: str) -> list[str]:
 
 
 _BARE = re.compile(r"[\d,.]+")
-_BOUND_BEFORE = re.compile(r"(?:\b(?:is|are|was|were|now|to|at|be|of|=)|[:=])\s*$", re.I)
+_BOUND_BEFORE = re.compile(r"(?:\b(?:is|are|was|were|now|to|at|be|of|=)|[:=])\s*[*_`]*$", re.I)
+_SCALAR = re.compile(
+    "|".join(
+        f"(?:{p})" for p in (_MONEY, _DATE, _MONTH_DATE, _TIME, _VERSION, _QUANTITY, _NAMED_VERSION, _NUMBER)
+    )
+)
+_NAME_BIND = re.compile(
+    r"\b(?:is|are|was|were|equals|becomes?|be|lives|runs on)\b|'s\b|[:=]"
+    r"|\b(?:set|change|move|switch|update|point|reset|rename)\b[^.?!]*\bto\b",
+    re.I,
+)
+"""What binds a name-like value (path, URL, id, host, person) to a name. Without it the value is what a
+rule acts on ("Never touch src/a.py"): two such rules are two rules, not a correction."""
 
 
 def _names_a_value(sentence: str, value: str) -> bool:
@@ -173,7 +185,8 @@ def subject(sentence: str, found: list[str] | None = None) -> str | None:
     the binding.
 
     "Actually the deadline is 2027-01-22" and "deadline 2027-03-25" both give "deadline"; None when no
-    value, only enumerators ("request 0:"), or no content word precedes it.
+    value, only enumerators ("request 0:"), no content word precedes it, or the value is a path, URL,
+    id or name no binding word ("is", ":", "change ... to") ties to a name ("Never touch src/a.py").
     """
     found = values(sentence) if found is None else found
     first = next((v for v in found if _names_a_value(sentence, v)), None)
@@ -184,6 +197,8 @@ def subject(sentence: str, found: list[str] | None = None) -> str | None:
     clause = re.split(r"[:;,(—]\s", head)[-1]
     if key_words(clause):
         head = clause  # "Ship it: the deadline 2027-03-25": the name is in the last clause
+    if not _SCALAR.fullmatch(first) and not _NAME_BIND.search(head):
+        return None  # an object, not a bound value: "Never touch src/a.py"
     binds = list(_BIND.finditer(head + " "))
     bind = binds[-1] if binds else None
     if bind is not None and key_words(head[: bind.start()]):
