@@ -111,6 +111,10 @@ class Planted:
     decisions: list[str] = field(default_factory=list)
     goal: str = ""
 
+    def __repr__(self) -> str:  # what a failing example shows: the planted items and the user's text
+        said = [str(p.content) for m in self.messages for p in m.parts if isinstance(p, UserPromptPart)]
+        return f"Planted(said={said!r}, rules={self.rules!r}, facts={self.facts!r}, stale={self.stale!r})"
+
 
 @st.composite
 def conversations(draw: st.DrawFn) -> Planted:
