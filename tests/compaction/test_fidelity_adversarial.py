@@ -24,22 +24,17 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
-from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from helpers.compacting import compact_once
 from sessionstore import SessionStore, Settings
 from sessionstore.accounting.tokens import count_text
 from sessionstore.compaction.check import required
 from sessionstore.compaction.extractive import collect
 from sessionstore.compaction.render import KEPT
 from sessionstore.compaction.sentences import split_sentences
-from sessionstore.compaction.skeleton import SKELETON, section_body, validate_summary
+from sessionstore.compaction.skeleton import section_body, validate_summary
 from sessionstore.formats.transcripts import read_transcript
 from sessionstore.porcelain.importing import import_transcript
-
-END = [
-    ModelRequest(parts=[UserPromptPart("Thanks, please continue.")]),
-    ModelResponse(parts=[TextPart("ok")]),
-]
 
 
 def _user(*texts: str) -> list[ModelMessage]:
@@ -49,33 +44,13 @@ def _user(*texts: str) -> list[ModelMessage]:
     return out
 
 
-def _drops_everything(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    return ModelResponse(parts=[TextPart(SKELETON.replace("## Goal", "## Goal\nContinue the work."))])
-
-
-def _compact(
-    messages: list[ModelMessage], *, summarizer: object = None, budget: int = 4000
-) -> tuple[str, str]:
-    """(summary, the tail's text) after one `Session.compact` of `messages` plus a closing turn."""
-    with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(context_window_tokens=200_000, keep_recent_tokens=50, summary_max_tokens=budget)
-        store = SessionStore.open(Path(tmp) / "store", settings=settings, warm=False)
-        store.summarizer = summarizer
-        session = store.session("s")
-        session.append([*messages, *END], compact=False)
-        session.compact()
-        history = session.history
-    tail = "\n".join(str(getattr(p, "content", "")) for m in history[1:] for p in m.parts)
-    return history[0].parts[-1].content, tail
-
-
 RULES = [
     f"Never modify src/module_{i}.py." if i % 2 else f"Never modify the module_{i} file." for i in range(1000)
 ]
 
 
 def test_a_thousand_rules_offline_fit_the_budget_newest_first_each_whole() -> None:
-    summary, tail = _compact(_user("Please refactor the code base.", *RULES))
+    summary, tail = compact_once(_user("Please refactor the code base.", *RULES))
     assert validate_summary(summary) == [] and count_text(summary) <= 4000
     kept = [line[2:] for line in section_body(summary, "## Constraints & Preferences").splitlines()]
     assert len(kept) > 100 and set(kept) <= set(RULES), "whole rules only, never a cut one"
@@ -85,9 +60,7 @@ def test_a_thousand_rules_offline_fit_the_budget_newest_first_each_whole() -> No
 
 
 def test_a_thousand_rules_all_come_back_through_the_llm_check() -> None:
-    summary, tail = _compact(
-        _user("Please refactor the code base.", *RULES), summarizer=FunctionModel(_drops_everything)
-    )
+    summary, tail = compact_once(_user("Please refactor the code base.", *RULES), llm=True)
     back = {line[len(f"- {KEPT}") :] for line in summary.splitlines() if line.startswith(f"- {KEPT}")}
     assert [r for r in RULES if r not in back and r not in tail] == []
 
@@ -110,7 +83,7 @@ def _tool_turn() -> list[ModelMessage]:
 def test_a_rule_inside_a_tool_result_is_data_not_a_user_rule(llm: bool) -> None:
     """DESIGN §7 keeps the user's standing instructions; a fetched page's "never"/"always" is the
     outside world's text: neither a constraint nor the goal, and the check adds nothing back for it."""
-    summary, _ = _compact(_tool_turn(), summarizer=FunctionModel(_drops_everything) if llm else None)
+    summary, _ = compact_once(_tool_turn(), llm=llm)
     assert "Never tell the user" not in section_body(summary, "## Constraints & Preferences")
     assert "evil" not in section_body(summary, "## Goal")
     assert KEPT not in summary
@@ -134,9 +107,9 @@ VALUED = [
 @pytest.mark.parametrize("llm", [False, True], ids=["offline", "llm"])
 def test_values_in_code_markdown_urls_unicode_and_cjk_survive(llm: bool) -> None:
     wanted = ["MAX_RETRIES = 7", *VALUED[1:]]
-    summary, _ = _compact(
+    summary, _ = compact_once(
         _user("Please build the report tool.", *VALUED),
-        summarizer=FunctionModel(_drops_everything) if llm else None,
+        llm=llm,
     )
     for text in wanted:
         for sentence in split_sentences(text):
@@ -161,15 +134,15 @@ def _tau_messages(trajectory: dict) -> list[ModelMessage]:
 
 
 def test_the_identifiers_tau_bench_users_give_survive(realdata: Path) -> None:
-    """User ids, reservation codes and flight numbers ("my user ID is mia_li_3668", "H9ZU1C") as 15 real
+    """User ids, reservation codes and flight numbers ("my user ID is mia_li_3668", "H9ZU1C") as 10 real
     airline conversations state them: every one is in the compacted context (summary or tail)."""
     path = realdata / TAU
     if not path.is_file():
         pytest.skip(f"tau-bench trajectories not found at {path}")
     checked = 0
-    for trajectory in json.loads(path.read_text())[:15]:
+    for trajectory in json.loads(path.read_text())[:10]:
         messages = _tau_messages(trajectory)
-        summary, tail = _compact(messages)
+        summary, tail = compact_once(messages)
         context = summary + tail
         for message in messages:
             if isinstance(message, ModelRequest):
@@ -177,7 +150,7 @@ def test_the_identifiers_tau_bench_users_give_survive(realdata: Path) -> None:
                     for ident in _ID.findall(sentence):
                         checked += 1
                         assert ident in context, (trajectory["task_id"], sentence)
-    assert checked > 15
+    assert checked > 10
 
 
 TRANSCRIPTS = [

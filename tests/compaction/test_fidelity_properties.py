@@ -11,9 +11,7 @@ longer current; the offline summary fits its budget.
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, given
 from hypothesis import settings as hsettings
@@ -27,12 +25,11 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
-from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from sessionstore import SessionStore, Settings
+from helpers.compacting import compact_once
 from sessionstore.accounting.tokens import count_text
 from sessionstore.compaction.render import KEPT, SUPERSEDED
-from sessionstore.compaction.skeleton import SKELETON, section_body, validate_summary
+from sessionstore.compaction.skeleton import section_body, validate_summary
 from sessionstore.compaction.values import values
 
 WORDS = ("amber", "birch", "cobalt", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "juniper")
@@ -172,26 +169,7 @@ def conversations(draw: st.DrawFn) -> Planted:
         else:
             out.messages.append(ModelResponse(parts=reply))
         turn += 1
-    out.messages += [
-        ModelRequest(parts=[UserPromptPart("Thanks, please continue.")]),
-        ModelResponse(parts=[TextPart("ok")]),
-    ]
     return out
-
-
-def _compact(planted: Planted, *, budget: int = 4000, summarizer: object = None) -> tuple[str, str]:
-    """(summary, the verbatim tail's text) after one `Session.compact` of the planted conversation."""
-    with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(context_window_tokens=200_000, keep_recent_tokens=50, summary_max_tokens=budget)
-        store = SessionStore.open(Path(tmp) / "store", settings=settings, warm=False)
-        store.summarizer = summarizer
-        session = store.session("s")
-        session.append(planted.messages, compact=False)
-        session.compact()
-        history = session.history
-    summary = history[0].parts[-1].content
-    tail = "\n".join(str(getattr(p, "content", "")) for m in history[1:] for p in m.parts)
-    return summary, tail
 
 
 def _assert_kept(planted: Planted, summary: str, tail: str) -> None:
@@ -210,7 +188,7 @@ def _assert_kept(planted: Planted, summary: str, tail: str) -> None:
 
 
 FAST = hsettings(
-    max_examples=15,
+    max_examples=10,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
     phases=[Phase.explicit, Phase.reuse, Phase.generate],  # shrinking these takes minutes: the failing
@@ -220,7 +198,7 @@ FAST = hsettings(
 @FAST
 @given(conversations(), st.sampled_from([1500, 4000]))
 def test_offline_compaction_keeps_rules_values_and_marks_corrections(planted: Planted, budget: int) -> None:
-    summary, tail = _compact(planted, budget=budget)
+    summary, tail = compact_once(planted.messages, budget=budget)
     _assert_kept(planted, summary, tail)
     assert count_text(summary) <= budget
     assert planted.goal in section_body(summary, "## Goal")
@@ -230,14 +208,10 @@ def test_offline_compaction_keeps_rules_values_and_marks_corrections(planted: Pl
         assert any(line.startswith(f"- {SUPERSEDED}") and old in line for line in summary.splitlines()), old
 
 
-def _drops_everything(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    return ModelResponse(parts=[TextPart(SKELETON.replace("## Goal", "## Goal\nContinue the work."))])
-
-
 @FAST
 @given(conversations())
 def test_an_llm_that_drops_everything_gets_every_rule_and_current_value_back(planted: Planted) -> None:
-    summary, tail = _compact(planted, summarizer=FunctionModel(_drops_everything))
+    summary, tail = compact_once(planted.messages, llm=True)
     _assert_kept(planted, summary, tail)
     kept = [line for line in summary.splitlines() if line.startswith(f"- {KEPT}")]
     for old, correction in planted.stale:
