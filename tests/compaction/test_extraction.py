@@ -219,3 +219,17 @@ def test_set_x_to_a_number_is_a_fact_and_corrects() -> None:
         ["Set `MAX_RETRIES` to **9**."],
         ["Set `MAX_RETRIES` to **7**."],
     )
+
+
+def test_a_user_correction_supersedes_the_assistant_restating_the_old_value() -> None:
+    """The assistant echoing "$500" before the user corrects it to $700 is stale too; an assistant
+    statement never supersedes the user's own value."""
+    said = [
+        ModelRequest(parts=[UserPromptPart("Please plan the offsite. The budget is $500.")]),
+        ModelResponse(parts=[TextPart("Noted: the budget is $500.")]),
+        ModelRequest(parts=[UserPromptPart("Actually the budget is $700, not $500.")]),
+    ]
+    ex = resolve(extract(said))
+    assert [i.text for i in ex.superseded()] == ["The budget is $500.", "Noted: the budget is $500."]
+    ex = resolve(extract([*said, ModelResponse(parts=[TextPart("The budget is $900 in the old plan.")])]))
+    assert "Actually the budget is $700, not $500." in [i.text for i in ex.items if not i.superseded]

@@ -26,7 +26,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from helpers.compacting import compact_once
+from helpers.compacting import compact_once, compact_rounds
 from sessionstore.accounting.tokens import count_text
 from sessionstore.compaction.render import KEPT, SUPERSEDED
 from sessionstore.compaction.skeleton import section_body, validate_summary
@@ -115,22 +115,30 @@ class Planted:
 
 @st.composite
 def conversations(draw: st.DrawFn) -> Planted:
-    numbers = iter(draw(st.lists(st.integers(100, 9999), min_size=60, max_size=60, unique=True)))
+    numbers = iter(draw(st.lists(st.integers(100, 9999), min_size=80, max_size=80, unique=True)))
     subjects = draw(st.permutations(SUBJECTS))[: draw(st.integers(3, len(SUBJECTS)))]
     corrected = draw(st.sets(st.sampled_from([s for s, _ in subjects]), max_size=4))
     out = Planted()
     code = f"{draw(st.sampled_from(WORDS))}{next(numbers)}"
     out.goal = f"My goal is to migrate the {code} service to the new cluster."
+    used: set[str] = set()
+
+    def fresh(kind: str) -> str:  # a value no other item of the conversation holds (nor contains)
+        while True:
+            n = next(numbers)
+            value = _value(kind, n, WORDS[n % 10])
+            if not any(value in u or u in value for u in used):
+                used.add(value)
+                return value
+
     sentences: list[str] = [out.goal]
     later: list[str] = []
     for s, kind in subjects:
-        n = next(numbers)
-        v = _value(kind, n, WORDS[n % 10])
+        v = fresh(kind)
         fact = draw(st.sampled_from(FACTS)).format(s=s, v=v)
         sentences.append(fact)
         if s in corrected:
-            m = next(numbers)
-            new = _value(kind, m, WORDS[m % 10])
+            new = fresh(kind)
             correction = draw(st.sampled_from(CORRECTIONS)).format(s=s, v=new, old=v)
             later.append(correction)
             out.facts.append((correction, new))
@@ -216,3 +224,23 @@ def test_an_llm_that_drops_everything_gets_every_rule_and_current_value_back(pla
     kept = [line for line in summary.splitlines() if line.startswith(f"- {KEPT}")]
     for old, correction in planted.stale:
         assert not any(old in line and correction not in line for line in kept), old
+
+
+@hsettings(FAST, max_examples=6)
+@given(conversations(), st.booleans())
+def test_corrections_after_a_first_compaction_supersede_what_it_kept(planted: Planted, llm: bool) -> None:
+    """Round 1 ends before the first correction; round 2 corrects values the first summary kept. The
+    merged summary still states every rule and current value, and the old ones only marked."""
+    cut = next(
+        (
+            k
+            for k, m in enumerate(planted.messages)
+            if isinstance(m, ModelRequest) and any(c in str(m.parts[0].content) for _, c in planted.stale)
+        ),
+        len(planted.messages),
+    )
+    rounds = [planted.messages[:cut], planted.messages[cut:]]
+    if not rounds[1]:
+        rounds = rounds[:1]
+    summary, tail = compact_rounds(rounds, llm=llm)
+    _assert_kept(planted, summary, tail)

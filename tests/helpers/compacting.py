@@ -34,13 +34,22 @@ def compact_once(
 ) -> tuple[str, str]:
     """(summary, the verbatim tail's text) after one `Session.compact` of `messages` + CLOSING, offline
     or (`llm`) with `drops_everything` as the store's summarizer."""
+    return compact_rounds([messages], llm=llm, budget=budget)
+
+
+def compact_rounds(
+    rounds: Sequence[Sequence[ModelMessage]], *, llm: bool = False, budget: int = 4000
+) -> tuple[str, str]:
+    """As `compact_once`, appending each round (+ CLOSING) and compacting after it: from the second
+    round on, the previous summary is merged (DESIGN §7)."""
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(context_window_tokens=200_000, keep_recent_tokens=50, summary_max_tokens=budget)
         store = SessionStore.open(Path(tmp) / "store", settings=settings, warm=False)
         store.summarizer = FunctionModel(drops_everything) if llm else None
         session = store.session("s")
-        session.append([*messages, *CLOSING], compact=False)
-        session.compact()
+        for messages in rounds:
+            session.append([*messages, *CLOSING], compact=False)
+            session.compact()
         history = session.history
     tail = "\n".join(str(getattr(p, "content", "")) for m in history[1:] for p in m.parts)
     return history[0].parts[-1].content, tail

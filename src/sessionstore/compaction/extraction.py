@@ -395,8 +395,10 @@ def resolve(ex: Extraction) -> Extraction:
     """Apply corrections and drop repeats: per subject the latest value is current (DESIGN §7).
 
     An item is superseded when a later constraint or fact has the same subject and states none of its
-    values as current (`values.stated`: "the budget is $700, not $500" states only $700); of two items
-    with the same words, only the later stays.
+    values as current (`values.stated`: "the budget is $700, not $500" states only $700). The user's
+    values and the assistant's are resolved apart, except that a later user value also supersedes the
+    assistant's restatement of the old one ("Noted: the budget is $500."). Of two items with the same
+    words, only the later stays.
     """
     latest: dict[tuple[str, str], Item] = {}
     seen: dict[str, Item] = {}
@@ -408,11 +410,14 @@ def resolve(ex: Extraction) -> Extraction:
         seen[key] = item
         if item.kind in ("constraint", "fact") and item.subject and item.values and not item.superseded:
             group = (item.source if item.source == "assistant" else "user", item.subject)
-            newer = latest.get(group)
-            if newer is None:
-                latest[group] = item
-            elif not set(stated(item.text, list(item.values))) & set(stated(newer.text, list(newer.values))):
+            mine = set(stated(item.text, list(item.values)))
+            # the assistant's own later value, or the user's: a user item only yields to the user
+            newer = [latest.get(group)]
+            if group[0] == "assistant":
+                newer.append(latest.get(("user", item.subject)))
+            if any(n is not None and not mine & set(stated(n.text, list(n.values))) for n in newer):
                 item.superseded = True
+            latest.setdefault(group, item)
         kept.append(item)
     ex.items = sorted(kept, key=lambda i: i.order)
     return ex
