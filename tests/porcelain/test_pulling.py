@@ -1,13 +1,33 @@
-"""The pull writer's parts: durable bulk blob writes and the names of divergence copies."""
+"""The pull side of sharing with real git: the writer's parts (durable bulk blob writes, divergence
+names), and what teams do to a remote: rewrite it, delete a ref, push garbage or a forged blob under
+`refs/sessions/`, and append to a session while it is being pulled (DESIGN §12)."""
 
 from __future__ import annotations
 
 import os
 import stat
+import subprocess
+from pathlib import Path
 
+import pytest
+
+from helpers.gitrepos import bare_remote, clone, git, isolate_git, store_files
+from helpers.messages import tag_of, tagged_turn
+from sessionstore.plumbing.git import Git
 from sessionstore.plumbing.names import is_valid_name
 from sessionstore.plumbing.objects import hash_bytes
-from sessionstore.porcelain.pulling import divergence_name, write_objects
+from sessionstore.porcelain.pulling import divergence_name, pull, write_objects
+from sessionstore.porcelain.sharing import (
+    AHEAD,
+    DIVERGED,
+    FAST_FORWARD,
+    NEW,
+    PUSHED,
+    REJECTED,
+    UP_TO_DATE,
+    export,
+    push,
+)
 from sessionstore.porcelain.store import SessionStore
 
 
@@ -32,3 +52,128 @@ def test_divergence_names_are_valid_session_names() -> None:
     assert divergence_name("x", "team/upstream", cid) == "x-team-upstream-41d07aa"
     long = divergence_name("a" * 128, "origin", cid)
     assert is_valid_name(long) and long.endswith("-origin-41d07aa")
+
+
+# -- a team's remote ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def team(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, SessionStore, SessionStore]:
+    """(bare remote's path, alice, bob): alice pushed `fix-auth` (3 turns) and `notes` (1), bob pulled."""
+    isolate_git(monkeypatch)
+    url = bare_remote(tmp_path / "origin.git")
+    alice, bob = clone(tmp_path / "alice", url), clone(tmp_path / "bob", url)
+    for name, turns in (("fix-auth", 3), ("notes", 1)):
+        session = alice.session(name)
+        for i in range(turns):
+            session.append(tagged_turn(0, i))
+    push(alice)
+    pull(bob)
+    return tmp_path / "origin.git", alice, bob
+
+
+def outcomes(found) -> dict[str, tuple[str, int]]:
+    return {o.name: (o.status, o.commits) for o in found}
+
+
+def tracking(store: SessionStore) -> list[str]:
+    out = git(store.root.parent, "for-each-ref", "--format=%(refname)", "refs/remotes/origin/sessions/")
+    return [ref.rsplit("/", 1)[1] for ref in out.split()]
+
+
+def tags(store: SessionStore, name: str) -> list[tuple[int, int, int]]:
+    return [tag_of(m) for m in store.session(name, create=False).history]
+
+
+def forge(remote: Path, work: Path, name: str, edit) -> None:  # type: ignore[no-untyped-def]
+    """Check out the remote's `refs/sessions/NAME`, let `edit(work tree)` change files, amend the tip
+    (same subject, same parent) and force it back: a remote whose newest commit was tampered with."""
+    subprocess.run(["git", "init", "-q", str(work)], check=True)
+    git(work, "fetch", "-q", str(remote), f"refs/sessions/{name}:refs/heads/x")
+    git(work, "checkout", "-q", "x")
+    edit(work)
+    git(work, "commit", "-qa", "--amend", "--no-edit")
+    git(work, "push", "-q", "-f", str(remote), f"x:refs/sessions/{name}")
+
+
+def test_a_session_deleted_on_the_remote_is_no_longer_pulled_and_the_local_one_stays(team) -> None:
+    remote, _, bob = team
+    git(remote, "update-ref", "-d", "refs/sessions/notes")  # someone deleted it on the remote
+    before = bob.log("notes").path.read_bytes()
+    assert outcomes(pull(bob)) == {"fix-auth": (UP_TO_DATE, 0)}  # not "notes: up to date"
+    assert tracking(bob) == ["fix-auth"]  # the stale tracking ref is gone, as `git fetch --prune` does
+    assert bob.log("notes").path.read_bytes() == before  # bob's own copy is never touched
+    assert outcomes(push(bob, "origin", ["notes"])) == {"notes": (NEW, 1)}  # and can be pushed again
+
+
+def test_a_rewritten_remote_becomes_a_copy_and_a_rewound_one_leaves_the_session_ahead(team, tmp_path) -> None:
+    remote, alice, bob = team
+    carol = clone(tmp_path / "carol", remote.as_uri())
+    session = carol.session("fix-auth")  # an unrelated history under the same name, force-pushed
+    session.append(tagged_turn(2, 0))
+    export(carol, Git.around(carol.root), ["fix-auth"])
+    git(carol.root.parent, "push", "-q", "-f", "origin", "refs/sessions/fix-auth:refs/sessions/fix-auth")
+    bob.session("fix-auth").append(tagged_turn(1, 0))
+    [got] = pull(bob, "origin", ["fix-auth"])
+    assert got.status == DIVERGED and got.into is not None
+    assert [t[0] for t in tags(bob, got.into)] == [2, 2]  # carol's history, whole
+    assert [t[:2] for t in tags(bob, "fix-auth")][::2] == [(0, 0), (0, 1), (0, 2), (1, 0)]  # bob's, whole
+    assert bob.fsck().ok
+
+    tip = git(remote, "rev-parse", "refs/sessions/notes").strip()
+    alice.session("notes").append(tagged_turn(0, 1))
+    push(alice)
+    git(remote, "update-ref", "refs/sessions/notes", tip)  # the remote rewound to an older commit
+    assert outcomes(pull(alice, "origin", ["notes"])) == {"notes": (AHEAD, 1)}
+    assert outcomes(push(alice, "origin", ["notes"])) == {"notes": (PUSHED, 1)}
+
+
+def test_a_ref_at_garbage_or_under_a_name_no_session_can_have_is_refused_and_the_rest_pulled(team) -> None:
+    remote, alice, bob = team
+    good = git(remote, "rev-parse", "refs/sessions/fix-auth").strip()
+    junk = (
+        subprocess.run(
+            ["git", "-C", str(remote), "hash-object", "-w", "--stdin"], input=b"junk\n", capture_output=True
+        )
+        .stdout.decode()
+        .strip()
+    )
+    git(remote, "update-ref", "refs/sessions/junk", junk)  # a blob, not a commit
+    git(remote, "update-ref", "refs/sessions/team/nested", good)  # no session name has a '/'
+    git(remote, "update-ref", "refs/sessions/-dash", good)  # nor starts with '-'
+    alice.session("notes").append(tagged_turn(0, 5))
+    push(alice, "origin", ["notes"])
+    found = {o.name: o for o in pull(bob)}
+    assert {n: o.status for n, o in found.items()} == {
+        "-dash": REJECTED,
+        "fix-auth": UP_TO_DATE,
+        "junk": REJECTED,
+        "notes": FAST_FORWARD,  # the good sessions are pulled all the same
+        "team/nested": REJECTED,
+    }
+    assert "not a sessionstore chain" in found["junk"].detail
+    assert "is not a session name" in found["team/nested"].detail
+    assert "is not a session name" in found["-dash"].detail
+    assert sorted(bob.sessions()) == ["fix-auth", "notes"]
+    assert store_files(bob) == store_files(alice)
+
+
+def test_blob_bytes_that_do_not_match_their_ids_are_refused_and_nothing_is_appended(team, tmp_path) -> None:
+    remote, alice, bob = team
+    alice.session("fix-auth").append(tagged_turn(0, 7))
+    push(alice)
+    head = alice.log("fix-auth").head()
+    assert head is not None and head.blob
+
+    def flip(work: Path) -> None:
+        path = work / "objects" / head.blob
+        data = bytearray(path.read_bytes())
+        data[len(data) // 2] ^= 0x01  # one flipped bit, the same name
+        path.write_bytes(bytes(data))
+
+    forge(remote, tmp_path / "forge", "fix-auth", flip)
+    before = store_files(bob)
+    [got] = pull(bob, "origin", ["fix-auth"])
+    assert got.status == REJECTED and f"blob {head.blob[:12]}" in got.detail and "corrupt" in got.detail
+    assert store_files(bob) == before  # no line appended, no blob written
+    assert bob.fsck().ok

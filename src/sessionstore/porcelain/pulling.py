@@ -34,6 +34,7 @@ from .sharing import (
     DIVERGED,
     FAST_FORWARD,
     NEW,
+    REJECTED,
     SESSION_REFS,
     UP_TO_DATE,
     Outcome,
@@ -51,8 +52,18 @@ Chain = list[tuple[str, int, str]]
 """A remote session as (git commit, seq, store commit id), oldest first."""
 
 
+class Refused(GitError):
+    """A remote session that cannot be pulled as it is (not written by `session push`, damaged, or
+    under a ref no session name fits): that session is reported `REJECTED`, the others are pulled."""
+
+
 def pull(store: SessionStore, remote: str = DEFAULT_REMOTE, names: Sequence[str] = ()) -> list[Outcome]:
-    """Fetch the remote's sessions (all, or `names`) and bring the local store up to them."""
+    """Fetch the remote's sessions (all, or `names`) and bring the local store up to them.
+
+    One outcome per session; a remote session that is refused (`Refused`: see `read_chain` and
+    `_import`) is `REJECTED` with the reason, and changes nothing, while the others are pulled. A
+    session deleted on the remote is no longer pulled (its tracking ref is pruned); the local one stays.
+    """
     git = open_git(store, remote)
     if names:
         there = git.ls_remote(remote, SESSION_REFS)
@@ -62,29 +73,49 @@ def pull(store: SessionStore, remote: str = DEFAULT_REMOTE, names: Sequence[str]
             raise UnknownRevision(f"no session {missing[0]!r} on remote {remote!r}{have}")
     prefix = tracking_prefix(remote)
     wanted = [f"+{SESSION_REFS}{n}:{prefix}{n}" for n in names] or [f"+{SESSION_REFS}*:{prefix}*"]
-    git.run("fetch", "--no-tags", "--quiet", remote, *wanted, what=f"git fetch from {remote!r}")
+    git.run("fetch", "--no-tags", "--quiet", "--prune", remote, *wanted, what=f"git fetch from {remote!r}")
     tips = {n: sha for n, (sha, _) in git.refs(prefix).items()}
-    chosen = list(names) or sorted(tips)
-    return [_pull_one(store, git, remote, name, tips[name]) for name in chosen]
+    out = []
+    for name in list(names) or sorted(tips):
+        try:
+            if not is_valid_name(name):
+                raise _refused(
+                    name, remote, f"remote ref {SESSION_REFS}{name}: {name!r} is not a session name"
+                )
+            out.append(_pull_one(store, git, remote, name, tips[name]))
+        except Refused as err:
+            out.append(Outcome(name, REJECTED, detail=str(err)))
+    return out
 
 
-def read_chain(git: Git, name: str, tip: str) -> Chain:
-    """The remote session at `tip`, checked to be a linear chain of sessionstore commits."""
+def _refused(name: str, remote: str, why: str) -> Refused:
+    return Refused(
+        f"{why}: nothing was pulled; it was not written by `session push` "
+        f"(`git push {remote} :{SESSION_REFS}{name}` removes it from {remote})"
+    )
+
+
+def read_chain(git: Git, name: str, tip: str, remote: str = DEFAULT_REMOTE) -> Chain:
+    """The remote session at `tip`, checked to be a linear chain of sessionstore commits (else
+    `Refused`, naming the first git object that is not one)."""
     out: Chain = []
     for sha, parents, subj in git.chain(tip):
         parsed = parse_subject(subj)
         expect = [out[-1][0]] if out else []
         if parsed is None or parents != expect or parsed[0] != len(out) + 1:
-            raise GitError(
-                f"remote session {name!r} is not a sessionstore chain at git commit {sha[:12]}: "
-                "nothing was pulled; it was not written by `session push`"
+            raise _refused(
+                name, remote, f"remote session {name!r} is not a sessionstore chain at git commit {sha[:12]}"
             )
         out.append((sha, parsed[0], parsed[1]))
+    if not out:  # a ref at a blob or a tree: `git log` lists no commit
+        raise _refused(
+            name, remote, f"remote session {name!r} is not a sessionstore chain: {tip[:12]} is no commit"
+        )
     return out
 
 
 def _pull_one(store: SessionStore, git: Git, remote: str, name: str, tip: str) -> Outcome:
-    chain = read_chain(git, name, tip)
+    chain = read_chain(git, name, tip, remote)
     local = _local_ids(store, name)
     common = _common(local, chain)
     if common == len(chain):
@@ -146,7 +177,7 @@ def _import(store: SessionStore, git: Git, name: str, part: Chain, before: Seque
             or commit.parent != (head.id if head else None)
             or commit.seq != (head.seq + 1 if head else 1)
         ):
-            raise GitError(
+            raise Refused(
                 f"remote commit {cid[:7]} of session {name!r} (git {sha[:12]}) does not verify: "
                 "nothing was pulled; the remote's copy is damaged"
             )
@@ -163,7 +194,7 @@ def _import(store: SessionStore, git: Git, name: str, part: Chain, before: Seque
     blobs = dict(zip(needed, git.cat(needed.values()), strict=True))
     for oid, data in blobs.items():
         if data is None or hash_bytes(data) != oid:
-            raise GitError(
+            raise Refused(
                 f"blob {oid[:12]} of session {name!r} is missing or corrupt on the remote: nothing was pulled"
             )
     local_head = before[-1] if before else None
