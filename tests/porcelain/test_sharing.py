@@ -320,3 +320,29 @@ def test_a_pull_killed_at_any_instant_is_finished_by_the_next_pull(team, tmp_pat
     stray = {str(p.relative_to(bob.root)) for p in bob.objects.stray_temps()}  # gc removes these
     assert {name for name in leftovers if name.startswith("objects/")} == stray
     assert {k: v for k, v in files.items() if k not in leftovers} == store_files(alice)
+
+
+def test_an_unreachable_remote_or_one_that_is_no_repository_is_one_clear_line(team, tmp_path) -> None:
+    _, alice, _ = team
+    busy(alice, "fix-auth", 1)
+    (tmp_path / "plain").mkdir()
+    git(alice.root.parent, "remote", "add", "gone", (tmp_path / "gone.git").as_uri())
+    git(alice.root.parent, "remote", "add", "plain", str(tmp_path / "plain"))
+    before = store_files(alice)
+    for remote in ("gone", "plain"):
+        for action in (push, pull):
+            with pytest.raises(GitError) as err:
+                action(alice, remote)
+            said = str(err.value)
+            assert f"{remote!r} failed: " in said and "does not appear to be a git repository" in said, said
+            assert f"`git remote get-url {remote}`" in said and "\n" not in said
+    assert store_files(alice) == before
+
+
+def test_without_git_on_path_push_and_pull_say_to_install_it(team, tmp_path, monkeypatch) -> None:
+    _, alice, _ = team
+    busy(alice, "fix-auth", 1)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    for action in (push, pull):
+        with pytest.raises(GitError, match="git is not installed"):
+            action(alice)

@@ -73,7 +73,8 @@ def pull(store: SessionStore, remote: str = DEFAULT_REMOTE, names: Sequence[str]
             raise UnknownRevision(f"no session {missing[0]!r} on remote {remote!r}{have}")
     prefix = tracking_prefix(remote)
     wanted = [f"+{SESSION_REFS}{n}:{prefix}{n}" for n in names] or [f"+{SESSION_REFS}*:{prefix}*"]
-    git.run("fetch", "--no-tags", "--quiet", "--prune", remote, *wanted, what=f"git fetch from {remote!r}")
+    fetch = ("fetch", "--no-tags", "--quiet", "--prune", remote, *wanted)
+    git.run(*fetch, what=f"git fetch from {remote!r}", fix=git.remote_fix(remote))
     tips = {n: sha for n, (sha, _) in git.refs(prefix).items()}
     out = []
     for name in list(names) or sorted(tips):

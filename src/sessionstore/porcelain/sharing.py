@@ -301,7 +301,7 @@ def _git_push(git: Git, remote: str, names: Sequence[str]) -> list[tuple[str, bo
         if m and m["dst"].startswith(SESSION_REFS):
             said[m["dst"][len(SESSION_REFS) :]] = (m["flag"] in " *=+", m["summary"])
     if not said:
-        raise git.error(stderr.encode(), f"git push to {remote!r}")
+        raise git.error(stderr.encode(), f"git push to {remote!r}", git.remote_fix(remote))
     remote_lines = [
         ln[len("remote:") :].strip()
         for ln in stderr.splitlines()
