@@ -10,7 +10,10 @@ import sys
 import time
 from pathlib import Path
 
+import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolReturnPart, UserPromptPart
 
 from helpers.gitrepos import bare_remote, clone, git, isolate_git, store_files
@@ -27,6 +30,7 @@ from sessionstore.porcelain.sharing import (
     PUSHED,
     REJECTED,
     UP_TO_DATE,
+    json_text,
     push,
 )
 from sessionstore.porcelain.store import SessionStore
@@ -346,3 +350,41 @@ def test_without_git_on_path_push_and_pull_say_to_install_it(team, tmp_path, mon
     for action in (push, pull):
         with pytest.raises(GitError, match="git is not installed"):
             action(alice)
+
+
+@pytest.mark.parametrize(
+    ("text", "pattern"),
+    [
+        ('the tool printed {"password": "hunter2hunter2", "user": "ci"}', "secret-assignment"),
+        ('export API_KEY="abcd1234efgh5678"', "secret-assignment"),
+        ("token: 'Zx9-secret-value'", "secret-assignment"),
+        (f'"{TOKEN}"', "github-token"),
+        (f"env:\n{TOKEN}", "github-token"),  # after an escaped newline, where `\b` fails on `n`
+        ("ok\n\tpassword=hunter22", "secret-assignment"),
+    ],
+)
+def test_a_quoted_secret_is_found_as_memory_finds_it(team, tmp_path, text: str, pattern: str) -> None:
+    """Blobs are JSON, where a message's quotes are escaped (`\\"password\\": \\"...\\"`): the scan
+    must see the text the message holds, as the MEMORY.md redaction does."""
+    from sessionstore.memory.redact import find_secret
+
+    assert find_secret(text) == pattern  # what MEMORY.md would redact
+    _, alice, _ = team
+    commit = alice.session("fix-auth").append([ModelRequest(parts=[UserPromptPart(text, timestamp=T0)])])
+    with pytest.raises(SessionStoreError) as err:
+        push(alice)
+    assert commit.id[:7] in str(err.value) and pattern in str(err.value)
+    assert remote_refs(tmp_path) == {}
+    assert statuses(push(alice, allow_secrets=True)) == {"fix-auth": NEW}
+
+
+def test_escaped_text_that_holds_no_secret_is_pushed(team) -> None:
+    _, alice, _ = team
+    clean = 'a "quoted" word, a back\\slash, a tab\there, {"tokens": 12}, token = "$TOKEN", key\nnext line'
+    alice.session("fix-auth").append([ModelRequest(parts=[UserPromptPart(clean, timestamp=T0)])])
+    assert statuses(push(alice)) == {"fix-auth": NEW}
+
+
+@given(st.text(alphabet=st.characters(blacklist_characters="\x00"), max_size=40))
+def test_json_text_is_what_the_json_strings_hold(text: str) -> None:
+    assert json_text(orjson.dumps(text)) == b'"' + text.encode("utf-8", "surrogatepass") + b'"'

@@ -184,6 +184,43 @@ def _stream(store: SessionStore, plans: list[tuple[str, list[Commit], bytes, str
 
 # -- secrets ------------------------------------------------------------------------------------------
 
+_ESCAPES = (
+    (b'\\"', b'"'),
+    (b"\\n", b"\n"),
+    (b"\\t", b"\t"),
+    (b"\\r", b"\r"),
+    (b"\\/", b"/"),
+    (b"\\b", b"\b"),
+    (b"\\f", b"\f"),
+)
+_CONTROL = re.compile(rb"\\u([0-9a-fA-F]{4})")
+
+
+def json_text(data: bytes) -> bytes:
+    """`data` (JSON) with its string escapes decoded: the text its strings hold, its structure kept.
+
+    `bytes.replace` per escape (a push-sized scan cannot afford a regex callback per `\n`); an escaped
+    backslash is parked on NUL first, which JSON never holds raw, so `\\n` stays a backslash and an n.
+    """
+    if b"\\" not in data:
+        return data
+    data = data.replace(b"\\\\", b"\x00")
+    for escaped, plain in _ESCAPES:
+        data = data.replace(escaped, plain)
+    if b"\\u" in data:  # orjson escapes only control characters this way
+        data = _CONTROL.sub(lambda m: chr(int(m[1], 16)).encode("utf-8", "surrogatepass"), data)
+    return data.replace(b"\x00", b"\\")
+
+
+def secret_in(data: bytes) -> str | None:
+    """The pattern name of the first credential-looking text in a blob or log line (JSON), or None.
+
+    The patterns are made for text, as MEMORY.md holds it, so they are tried on the text the JSON
+    encodes: in a blob, a message's `{"password": "..."}` is `{\"password\": \"...\"}` and a line
+    starting `ghp_...` follows `\n`, which neither the assignment pattern nor a `\b` matches.
+    """
+    return find_secret_in(json_text(data))
+
 
 def scan_outgoing(git: Git, name: str, tip: str, exclude: Sequence[str]) -> tuple[str, str] | None:
     """(commit description, pattern name) of the first credential-looking text in what a push of `tip`
@@ -210,7 +247,7 @@ def scan_outgoing(git: Git, name: str, tip: str, exclude: Sequence[str]) -> tupl
         else:
             blobs.append((paths[sha][len("objects/") :], data))
     for key, data in blobs:
-        pattern_name = find_secret_in(data)
+        pattern_name = secret_in(data)
         if pattern_name:
             commit = parse_line(data.rstrip(b"\n"), name, 0) if key == "line" else owner.get(key)
             where = f"commit {commit.id[:7]} ({name}@{commit.seq})" if commit else f"blob {key[:12]}"
