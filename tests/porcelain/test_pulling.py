@@ -13,6 +13,7 @@ import pytest
 
 from helpers.gitrepos import bare_remote, clone, git, isolate_git, store_files
 from helpers.messages import tag_of, tagged_turn
+from helpers.procs import spawn
 from sessionstore.plumbing.git import Git
 from sessionstore.plumbing.names import is_valid_name
 from sessionstore.plumbing.objects import hash_bytes
@@ -177,3 +178,58 @@ def test_blob_bytes_that_do_not_match_their_ids_are_refused_and_nothing_is_appen
     assert got.status == REJECTED and f"blob {head.blob[:12]}" in got.detail and "corrupt" in got.detail
     assert store_files(bob) == before  # no line appended, no blob written
     assert bob.fsck().ok
+
+
+def writer_turns(store: SessionStore, name: str, writer: int) -> list[int]:
+    """The turn indexes `writer` wrote, in the order `name` replays them."""
+    return [i for w, i, j in tags(store, name) if w == writer and j == 0]
+
+
+@pytest.mark.slow
+def test_a_pull_racing_a_writer_in_another_process_loses_no_turn(team) -> None:
+    """A real pull process and a real writer process on the same session, let go at the same instant:
+    whoever takes the lock first (the pull: a fast-forward the writer reloads onto; the writer: a
+    divergence copy, or a pull refused as "changed while pulling"), every acknowledged turn of the
+    writer replays in order in `fix-auth`, every remote turn is in `fix-auth` or its copy, the store
+    is clean, and a further pull changes nothing."""
+    _, alice, bob = team
+    session = alice.session("fix-auth")
+    for i in range(3, 150):
+        session.append(tagged_turn(0, i))
+    push(alice)
+    puller = spawn("pull_child.py", bob.root, "pull", stdin=subprocess.PIPE)
+    writer = spawn("pull_child.py", bob.root, "append", "fix-auth", 1, 30, stdin=subprocess.PIPE)
+    for child in (puller, writer):
+        assert child.stdout is not None and child.stdout.readline() == "ready\n"
+    for child in (puller, writer):
+        assert child.stdin is not None
+        child.stdin.write("go\n")
+        child.stdin.flush()
+    said = puller.communicate(timeout=60)[0]
+    acked = writer.communicate(timeout=60)[0].split()[1:]  # after appender.py's own `ready`
+    assert writer.returncode == 0 and len(acked) == 30, acked
+    assert puller.returncode == 0 and said.startswith(("fix-auth ", "error ")), said
+    pull(bob)  # finishes what the race left: a refused pull ("changed while pulling: pull again")
+    assert writer_turns(bob, "fix-auth", 1) == list(range(30))
+    remote = [i for name in bob.sessions() for i in writer_turns(bob, name, 0)]
+    assert set(remote) == set(range(150))
+    assert bob.fsck().ok
+    before = store_files(bob)
+    assert all(o.status in (UP_TO_DATE, DIVERGED) for o in pull(bob))
+    assert store_files(bob) == before
+
+
+def test_a_copy_that_cannot_be_made_refuses_that_session_and_the_rest_is_pulled(team) -> None:
+    _, alice, bob = team
+    theirs = alice.session("fix-auth").append(tagged_turn(0, 50))
+    alice.session("notes").append(tagged_turn(0, 51))
+    push(alice)
+    bob.session("fix-auth").append(tagged_turn(1, 0))  # diverged: the remote's goes to a copy
+    taken = divergence_name("fix-auth", "origin", theirs.id)
+    bob.session(taken).append(tagged_turn(1, 1))  # ... whose name bob already uses for his own
+    before = bob.log(taken).path.read_bytes()
+    found = {o.name: o for o in pull(bob)}
+    assert found["fix-auth"].status == REJECTED and "has commits of its own" in found["fix-auth"].detail
+    assert f"`session rename {taken} NEW`" in found["fix-auth"].detail  # fork would leave the name taken
+    assert (found["notes"].status, found["notes"].commits) == (FAST_FORWARD, 1)
+    assert bob.log(taken).path.read_bytes() == before

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import SessionStoreError, StaleSessionError, UnknownRevision
+from ..errors import StaleSessionError, UnknownRevision
 from ..plumbing.commits import Commit, parse_line
 from ..plumbing.fsutil import fsync_dir, write_temp
 from ..plumbing.git import Git, GitError
@@ -53,8 +53,9 @@ Chain = list[tuple[str, int, str]]
 
 
 class Refused(GitError):
-    """A remote session that cannot be pulled as it is (not written by `session push`, damaged, or
-    under a ref no session name fits): that session is reported `REJECTED`, the others are pulled."""
+    """A remote session that cannot be pulled as it is (not written by `session push`, damaged, under
+    a ref no session name fits, its copy's name taken, or the local session moved meanwhile): that
+    session is reported `REJECTED` with this message, nothing of it is written, the others are pulled."""
 
 
 def pull(store: SessionStore, remote: str = DEFAULT_REMOTE, names: Sequence[str] = ()) -> list[Outcome]:
@@ -131,9 +132,9 @@ def _pull_one(store: SessionStore, git: Git, remote: str, name: str, tip: str) -
     theirs = _local_ids(store, copy)
     done = _common(theirs, chain)
     if done < len(theirs):
-        raise SessionStoreError(
+        raise Refused(
             f"session {copy!r} (the copy of {remote}'s {name!r}) has commits of its own: rename it "
-            f"(`session fork {copy} NEW`) and pull again; nothing was pulled"
+            f"(`session rename {copy} NEW`) and pull again; nothing was pulled"
         )
     if done < len(chain):
         _import(store, git, copy, chain[done:], theirs)
@@ -199,7 +200,7 @@ def _import(store: SessionStore, git: Git, name: str, part: Chain, before: Seque
                 f"blob {oid[:12]} of session {name!r} is missing or corrupt on the remote: nothing was pulled"
             )
     local_head = before[-1] if before else None
-    changed = SessionStoreError(f"session {name!r} changed while pulling: pull again")
+    changed = Refused(f"session {name!r} changed while pulling: nothing was pulled; pull again")
     with store.lock(name):
         log = store.log(name)
         now = log.head()  # the ids chain: the same head id at the same place is the same history
