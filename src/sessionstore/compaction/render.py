@@ -35,6 +35,7 @@ _LISTS = (("Files: ", ", "), ("Commands: ", "; "), ("Identifiers: ", ", "))
 _COUNT = re.compile(r"extracted from (\d+) messages")
 _BULLET = re.compile(r"^\s*[-*+]\s+(.*)$|^\s*\d+[.)]\s+(.*)$")
 _NONE = frozenset({"(none recorded)", "none", "- none", "n/a", "_none_", "(none)"})
+_HEADING = re.compile(r"#{1,6}(?:\s|$)")  # a markdown heading; "#4521 fails" or "#ops only" is text
 
 
 @dataclass
@@ -51,13 +52,16 @@ def _bullets(body: str) -> list[str]:
         match = _BULLET.match(line)
         text = (match.group(1) or match.group(2)) if match else line.strip()
         text = (text or "").strip()
-        if text and text.lower() not in _NONE and not text.startswith("#"):
+        if text and text.lower() not in _NONE and not _HEADING.match(text):
             out.append(text)
     return out
 
 
 def parse_summary(summary: str) -> Extraction:
-    """A previous summary as an Extraction; its items come before anything extracted later."""
+    """A previous summary as an Extraction; its items come before anything extracted later.
+
+    A markdown heading inside a section (an LLM's own `#### Notes`) is structure and skipped; a line
+    that merely starts with `#` ("#4521 times out", "#ops must approve") is an item like any other."""
     ex = Extraction()
     count = _COUNT.search(summary.split("\n## Goal", 1)[0])
     ex.messages = int(count.group(1)) if count else 0

@@ -16,6 +16,11 @@ writes) is the capability's job and happens before it:
     over the window     -> tier 3 even when `ultimate_compaction_enabled` is off; with compaction
                            disabled altogether, `CompactionError` instead of a request that cannot fit
 
+`compaction_enabled` off means no tier at all, as in the cascade after a turn: what is sent is the
+stored history plus pending, unchanged, or `CompactionError` when that is over the window. A provider
+measurement far above the local estimate (tool definitions, instructions: the bias) is budgeted for;
+when it alone leaves tier 3 no room under the window, `CompactionError` too, never an oversized request.
+
 So no request leaves over the resolved window, and the stored history is never changed here.
 """
 
@@ -97,13 +102,14 @@ def shape_request(
             )
     sent = tokens - elided
     over_window = over_threshold(sent, window)
-    if over_threshold(sent, lv.full) and (settings.ultimate_compaction_enabled or over_window):
-        if not settings.compaction_enabled and over_window:
+    if not settings.compaction_enabled:
+        if over_window:  # no tier may run: refuse rather than send what cannot fit
             raise CompactionError(
                 f"session {session.name!r}: the next request is {sent:,} tokens, over the {window:,}-token "
                 "window, and compaction_enabled is off: enable it (or raise context_window_tokens); "
                 "nothing was sent"
             )
+    elif over_threshold(sent, lv.full) and (settings.ultimate_compaction_enabled or over_window):
         if base is None:
             base, sizes = session.history, session.sizes
         assert sizes is not None
@@ -116,6 +122,14 @@ def shape_request(
             summaries=cascade.checkpoint_summaries(session),
             settings=settings,
         )
+        fitted = result.tokens_after + max(bias, 0)
+        if over_threshold(fitted, window):  # the bias alone leaves tier 3 no room (budget at its floor)
+            raise CompactionError(
+                f"session {session.name!r}: even the smallest request is {fitted:,} tokens, over the "
+                f"{window:,}-token window ({bias:,} of them measured outside the messages: tool "
+                "definitions, instructions): raise context_window_tokens or send fewer tools; "
+                "nothing was sent"
+            )
         elided = tokens - bias - result.tokens_after
         events.append(
             ContextUltimateCompacted(
@@ -126,7 +140,7 @@ def shape_request(
             )
         )
         session.note_sent(elided)
-        return Shaped(result.messages, result.tokens_after + max(bias, 0), tokens, 3, events)
+        return Shaped(result.messages, fitted, tokens, 3, events)
     session.note_sent(elided)  # the response's usage then measures this view; the next commit adds it back
     if base is None and not rebase:
         return Shaped(None, tokens, tokens, 0, events)

@@ -1,0 +1,221 @@
+"""The offline summary's text (compaction/render.py): typed items into the skeleton and back again.
+
+(tests/cli/test_render.py is the CLI's renderer; test directories have no __init__.py, so basenames
+are unique.) What callers (extractive.py, check.py, the re-compaction) rely on: `render` always gives
+a valid skeleton with the extractive marker, within `max_tokens` or at its bare minimum, whole lines
+only (a kept line keeps its values), chronological inside each section, the most important sections
+kept first, superseded values marked and never presented as current; `parse_summary` reads a rendered
+summary back item for item, so a re-compaction merges every section.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sessionstore.accounting.tokens import count_text
+from sessionstore.compaction.extraction import Extraction, resolve
+from sessionstore.compaction.render import EXTRACTIVE_MARKER, KEPT, SUPERSEDED, parse_summary, render
+from sessionstore.compaction.skeleton import section_body, validate_summary
+
+CONSTRAINTS = "## Constraints & Preferences"
+CONTEXT = "## Critical Context"
+
+
+def bullets(text: str, heading: str) -> list[str]:
+    """The section's bullets, without the placeholder of an empty one."""
+    lines = section_body(text, heading).splitlines()
+    return [line[2:] for line in lines if line.startswith("- ") and line != "- (none recorded)"]
+
+
+def sample() -> Extraction:
+    ex = Extraction(messages=12)
+    ex.set_goal("Migrate the billing service to Postgres 15")
+    ex.requests.append("Migrate the billing service to Postgres 15")
+    ex.add("constraint", "Never push to main without review.", "user")
+    ex.add("constraint", "The budget cap is $500.", "user")
+    ex.add("fact", "The staging host is db.internal:5432.", "user")
+    ex.add("done", "read_file(path=src/billing.py)", "tool")
+    ex.add("blocked", "bash(command=pytest) failed: 2 tests failed", "tool")
+    ex.add("decision", "We will use pgloader for the copy.", "user")
+    ex.add("conclusion", "The root cause is the 30 s timeout.", "assistant")
+    ex.add("question", "Should the old tables be dropped?", "user")
+    ex.add("constraint", "Correction: the budget cap is $750.", "user")
+    ex.files.append("src/billing.py")
+    ex.commands.append("pytest -x")
+    return resolve(ex)
+
+
+# -- render ---------------------------------------------------------------------------------------
+
+
+def test_every_section_comes_from_its_items_and_superseded_values_are_marked() -> None:
+    text = render(sample(), max_tokens=4_000)
+    assert validate_summary(text) == []
+    assert text.splitlines()[1].startswith(EXTRACTIVE_MARKER) and "extracted from 12 messages" in text
+    assert section_body(text, "## Goal") == "Migrate the billing service to Postgres 15"
+    assert bullets(text, CONSTRAINTS) == [
+        "Never push to main without review.",
+        "Correction: the budget cap is $750.",
+    ]  # chronological; the corrected $500 is not a current constraint
+    context = bullets(text, CONTEXT)
+    assert "The staging host is db.internal:5432." in context
+    assert f"{SUPERSEDED}The budget cap is $500." in context
+    assert "Files: `src/billing.py`" in context and "Commands: `pytest -x`" in context
+    assert bullets(text, "### Done") == ["read_file(path=src/billing.py)"]
+    assert bullets(text, "### Blocked") == [
+        "bash(command=pytest) failed: 2 tests failed",
+        "Open question: Should the old tables be dropped?",
+    ]
+    assert bullets(text, "## Key Decisions") == [
+        "We will use pgloader for the copy.",
+        "Concluded: The root cause is the 30 s timeout.",
+    ]
+    assert bullets(text, "## Next Steps") == [
+        "Continue from the latest request: Migrate the billing service to Postgres 15"
+    ]
+
+
+def test_a_superseded_value_is_scrubbed_from_the_verbatim_requests() -> None:
+    ex = Extraction()
+    stale = "Deploy to the eu-west-1 region."
+    ex.set_goal("Set up the cluster. " + stale)
+    ex.requests.append("Set up the cluster. " + stale)
+    ex.add("constraint", stale, "user")
+    ex.add("constraint", "Deploy to the us-east-2 region.", "user")
+    ex.items[0].superseded = True
+    text = render(ex, max_tokens=2_000)
+    for heading in ("## Goal", "### In Progress", "## Next Steps"):
+        assert stale not in section_body(text, heading) and "us-east-2" not in section_body(text, heading)
+        assert "[superseded: see Critical Context]" in section_body(text, heading)
+    assert f"{SUPERSEDED}{stale}" in bullets(text, CONTEXT)
+
+
+def test_a_small_budget_drops_whole_lines_least_important_first() -> None:
+    ex = Extraction(messages=80)
+    ex.set_goal("Tidy every module")
+    for n in range(40):
+        ex.add("done", f"edit(path=src/module_{n}.py) reformatted and tidied the imports", "tool")
+    ex.add("constraint", "Never push to main: the cap is 3 deploys a day.", "user")
+    ex.add("fact", "The owner of the release is Ada Lovelace.", "user")
+    full = render(ex, max_tokens=10_000)
+    assert len(bullets(full, "### Done")) == 30  # the newest 30 at most, even with room
+    small = render(ex, max_tokens=250)
+    assert count_text(small) <= 250 and validate_summary(small) == []
+    assert bullets(small, CONSTRAINTS) == ["Never push to main: the cap is 3 deploys a day."]
+    assert "The owner of the release is Ada Lovelace." in bullets(small, CONTEXT)
+    done = bullets(small, "### Done")
+    assert 0 < len(done) < 30
+    assert all(line in bullets(full, "### Done") for line in done)  # whole lines, never cut
+    assert done == bullets(full, "### Done")[-len(done) :]  # the newest kept, shown oldest first
+
+
+def test_below_the_bare_skeleton_the_result_is_the_minimum() -> None:
+    ex = sample()
+    ex.set_goal("please refactor the auth module " * 100)
+    floor = render(ex, max_tokens=0)
+    assert validate_summary(floor) == []
+    assert render(ex, max_tokens=5) == floor
+    assert bullets(floor, CONSTRAINTS) == []  # nothing more can go
+    assert count_text(floor) < count_text(render(ex, max_tokens=10_000))
+
+
+def test_a_focus_is_kept_first_and_applies_once() -> None:
+    text = render(sample(), max_tokens=4_000, focus="the copy step")
+    assert "Focus requested: the copy step" in bullets(text, CONTEXT)
+    assert "the copy step" not in " ".join(i.text for i in parse_summary(text).items)
+
+
+# -- for every extraction -------------------------------------------------------------------------
+
+PLACEHOLDERS = {"none", "- none", "n/a", "_none_", "(none)", "(none recorded)"}  # read as "empty section"
+HEADING = re.compile(r"#{1,6}(?:\s|$)")  # a markdown heading line is structure, not an item
+
+
+def is_text(t: str) -> bool:
+    line = " ".join(t.split())
+    return len(line.strip(" .;")) >= 2 and line.lower() not in PLACEHOLDERS and not HEADING.match(line)
+
+
+words = st.text(string.ascii_letters + string.digits + " .,:;$/#-()`'", min_size=1, max_size=70).filter(
+    is_text
+)
+KINDS = ("constraint", "fact", "decision", "conclusion", "question", "blocked", "done")
+
+
+@st.composite
+def extractions(draw: st.DrawFn) -> Extraction:
+    ex = Extraction(messages=draw(st.integers(0, 500)))
+    goal = draw(words)
+    ex.set_goal(goal)
+    ex.requests += draw(st.lists(words, max_size=3))
+    # At most 5 per kind, so no section's own limit (5 questions ... 30 done) applies; any interleaving.
+    pairs = [(kind, text) for kind in KINDS for text in draw(st.lists(words, max_size=5))]
+    for kind, text in draw(st.permutations(pairs)):
+        sources = {"conclusion": ["assistant"], "fact": ["user", "assistant"]}.get(
+            kind, ["user", "tool", "summary"]
+        )
+        ex.add(kind, text, draw(st.sampled_from(sources)))
+    ex.in_progress += draw(st.lists(words, max_size=2))
+    return ex
+
+
+@settings(max_examples=80, deadline=None)
+@given(extractions(), st.integers(0, 3_000))
+def test_always_a_valid_skeleton_within_the_budget_or_at_its_minimum(ex: Extraction, budget: int) -> None:
+    text = render(ex, max_tokens=budget)
+    assert validate_summary(text) == []
+    assert text.splitlines()[1].startswith(EXTRACTIVE_MARKER)
+    assert count_text(text) <= max(budget, count_text(render(ex, max_tokens=0)))
+    roomy = render(ex, max_tokens=100_000)
+    for heading in (CONSTRAINTS, "### Done", "### Blocked", "## Key Decisions"):
+        kept = bullets(text, heading)
+        everything = bullets(roomy, heading)
+        # whole lines only, chronological inside the section: a subsequence of what room for all shows
+        rest = iter(everything)
+        assert all(line in rest for line in kept), heading
+
+
+def texts_of(ex: Extraction, kind: str) -> list[str]:
+    return [i.text for i in ex.items if i.kind == kind and not i.superseded]
+
+
+@settings(max_examples=80, deadline=None)
+@given(extractions())
+def test_a_rendered_summary_parses_back_item_for_item(ex: Extraction) -> None:
+    text = render(ex, max_tokens=100_000)
+    back = parse_summary(text)
+    assert back.messages == ex.messages
+    assert back.goal == ex.goal
+    for kind in ("constraint", "decision", "conclusion", "question", "blocked", "done"):
+        assert texts_of(back, kind) == texts_of(ex, kind), kind
+    facts = texts_of(ex, "fact")
+    assert sorted(texts_of(back, "fact")) == sorted(facts)  # user facts first, then the assistant's
+    open_work = {" ".join(t.split()) for t in ex.in_progress}
+    assert open_work <= set(back.in_progress)  # open work is kept across re-compactions
+
+
+def test_a_line_starting_with_a_hash_is_text_and_only_a_heading_is_skipped() -> None:
+    ex = Extraction()
+    ex.set_goal("#4521: the export times out, fix it")
+    ex.add("constraint", "#ops must approve every deploy.", "user")
+    text = render(ex, max_tokens=2_000).replace(
+        "## Next Steps",
+        "#### Notes from the model\n\n## Next Steps",  # an LLM's own sub-heading
+    )
+    back = parse_summary(text)
+    assert back.goal == "#4521: the export times out, fix it"
+    assert texts_of(back, "constraint") == ["#ops must approve every deploy."]
+    assert not any("Notes from the model" in i.text for i in back.items)
+    assert "Notes from the model" not in " ".join(back.next_steps)
+
+
+def test_kept_lines_and_the_lists_parse_back_and_superseded_values_are_dropped() -> None:
+    text = render(sample(), max_tokens=4_000) + f"- {KEPT}Always answer in English.\n"
+    back = parse_summary(text)
+    assert "Always answer in English." in texts_of(back, "constraint")
+    assert (back.files, back.commands) == (["src/billing.py"], ["pytest -x"])
+    assert not any("$500" in i.text for i in back.items)  # superseded: not carried into the next summary
