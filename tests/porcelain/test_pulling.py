@@ -4,16 +4,20 @@ names), and what teams do to a remote: rewrite it, delete a ref, push garbage or
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from helpers.gitrepos import bare_remote, clone, git, isolate_git, store_files
 from helpers.messages import tag_of, tagged_turn
 from helpers.procs import spawn
+from sessionstore.errors import CompactionError
 from sessionstore.plumbing.git import Git
 from sessionstore.plumbing.names import is_valid_name
 from sessionstore.plumbing.objects import hash_bytes
@@ -233,3 +237,81 @@ def test_a_copy_that_cannot_be_made_refuses_that_session_and_the_rest_is_pulled(
     assert f"`session rename {taken} NEW`" in found["fix-auth"].detail  # fork would leave the name taken
     assert (found["notes"].status, found["notes"].commits) == (FAST_FORWARD, 1)
     assert bob.log(taken).path.read_bytes() == before
+
+
+# -- any interleaving converges ---------------------------------------------------------------------------
+
+OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["append", "append", "compact", "push", "pull"]),
+        st.integers(0, 1),
+        st.sampled_from("st"),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+def log_ids(store: SessionStore, name: str) -> list[str]:
+    return [c.id for c in store.log(name).scan(since_reset=False)[0]] if store.exists(name) else []
+
+
+def remote_chains(remote: Path) -> dict[str, list[str]]:
+    """{session: its store commit ids, oldest first} as the remote holds them."""
+    out = {}
+    for name in git(remote, "for-each-ref", "--format=%(refname:lstrip=2)", "refs/sessions/").split():
+        subjects = git(remote, "log", "--reverse", "--format=%s", f"refs/sessions/{name}").splitlines()
+        out[name] = [s.split(" ")[2] for s in subjects]
+    return out
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=OPS)
+def test_any_interleaving_of_appends_pushes_and_pulls_keeps_every_turn(
+    ops, tmp_path_factory, monkeypatch
+) -> None:
+    """Two clones append to (and compact) two sessions and push and pull in any order: each clone keeps
+    every commit it acknowledged in its own session, every session a pull saw on the remote is whole in
+    some local session (its own name, or its divergence copy), both stores fsck clean after every step,
+    and after a last round (push, pull both ways) a second pull changes nothing."""
+    isolate_git(monkeypatch)
+    base = tmp_path_factory.mktemp("team")
+    remote = base / "origin.git"
+    url = bare_remote(remote)
+    clones = [clone(base / "alice", url), clone(base / "bob", url)]
+    acked: list[dict[str, list[str]]] = [{}, {}]
+    counter = [0, 0]
+
+    def covered(c: int, chains: dict[str, list[str]]) -> None:
+        local = {name: log_ids(clones[c], name) for name in clones[c].sessions()}
+        for name, chain in chains.items():
+            assert any(ids[: len(chain)] == chain for ids in local.values()), (c, name)
+
+    for op, c, name in ops:
+        store = clones[c]
+        if op == "append":
+            commit = store.session(name).append(tagged_turn(c, counter[c]))
+            counter[c] += 1
+            acked[c].setdefault(name, []).append(commit.id)
+        elif op == "compact" and store.exists(name):
+            with contextlib.suppress(CompactionError):  # too short to compact: a refusal, no commit
+                acked[c].setdefault(name, []).append(store.session(name).compact().id)
+        elif op == "push":
+            for o in push(store):
+                if o.status in (NEW, PUSHED, UP_TO_DATE) and store.exists(o.name):
+                    assert remote_chains(remote)[o.name] == log_ids(store, o.name), o
+        elif op == "pull":
+            assert all(o.status != REJECTED for o in pull(store))
+            covered(c, remote_chains(remote))
+        for k in (0, 1):
+            assert clones[k].fsck().ok, clones[k].fsck().problems
+    for c in (0, 1, 0, 1):  # a last round: everyone pushes what they can, then pulls
+        push(clones[c])
+        pull(clones[1 - c])
+    for c in (0, 1):
+        for name, ids in acked[c].items():
+            assert set(ids) <= set(log_ids(clones[c], name)), (c, name)  # nothing acknowledged lost
+        covered(c, remote_chains(remote))
+        before = store_files(clones[c])
+        pull(clones[c])
+        assert store_files(clones[c]) == before

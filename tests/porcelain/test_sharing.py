@@ -388,3 +388,58 @@ def test_escaped_text_that_holds_no_secret_is_pushed(team) -> None:
 @given(st.text(alphabet=st.characters(blacklist_characters="\x00"), max_size=40))
 def test_json_text_is_what_the_json_strings_hold(text: str) -> None:
     assert json_text(orjson.dumps(text)) == b'"' + text.encode("utf-8", "surrogatepass") + b'"'
+
+
+def test_names_with_dots_and_dashes_travel_and_names_git_cannot_hold_are_refused(team) -> None:
+    _, alice, bob = team
+    names = ["a.b-c_d", "v1.2.3", "x-.y", "9-lives", "x.lock.y"]
+    for name in names:
+        busy(alice, name, 1)
+    assert statuses(push(alice)) == dict.fromkeys(names, NEW)
+    assert statuses(pull(bob)) == dict.fromkeys(sorted(names), NEW)
+    assert store_files(bob) == store_files(alice)
+    for bad in ("ends.", "ends.lock"):  # valid session names, not valid git refs
+        busy(alice, bad, 1)
+        with pytest.raises(SessionStoreError, match=rf"session '{bad}' cannot be a git ref.*session fork"):
+            push(alice, "origin", [bad])
+
+
+def test_a_hundred_and_five_sessions_travel_in_one_push_and_one_pull(team) -> None:
+    _, alice, bob = team
+    names = [f"task-{i:03d}" for i in range(105)]
+    for name in names:
+        alice.session(name).append(tagged_turn(0, 0))
+    assert statuses(push(alice)) == dict.fromkeys(names, NEW)
+    assert statuses(pull(bob)) == dict.fromkeys(names, NEW)
+    assert store_files(bob) == store_files(alice)
+    assert statuses(push(alice)) == dict.fromkeys(names, UP_TO_DATE)
+
+
+def test_a_session_named_twice_is_sent_and_reported_once(team) -> None:
+    _, alice, bob = team
+    busy(alice, "fix-auth", 2)
+    [pushed] = push(alice, "origin", ["fix-auth", "fix-auth"])
+    assert (pushed.status, pushed.commits) == (NEW, 2)
+    [pulled] = pull(bob, "origin", ["fix-auth", "fix-auth"])
+    assert (pulled.status, pulled.commits) == (NEW, 2)
+
+
+def test_a_session_given_where_the_remote_goes_is_named_as_such(team) -> None:
+    _, alice, _ = team
+    busy(alice, "fix-auth", 1)
+    for action, verb in ((push, "push"), (pull, "pull")):
+        with pytest.raises(GitError) as err:
+            action(alice, "fix-auth")
+        said = str(err.value)
+        assert "no git remote 'fix-auth'" in said and f"`session {verb} origin fix-auth`" in said, said
+
+
+def test_a_secret_in_one_of_many_sessions_is_named_and_nothing_is_pushed(team, tmp_path) -> None:
+    _, alice, _ = team
+    for name in ("a", "b", "c"):
+        busy(alice, name, 2)
+    commit = alice.session("b").append([ModelRequest(parts=[UserPromptPart(f"t={TOKEN}", timestamp=T0)])])
+    with pytest.raises(SessionStoreError) as err:
+        push(alice)  # one scan of everything finds it, then the session scans name it
+    assert f"session 'b': commit {commit.id[:7]} (b@3)" in str(err.value)
+    assert remote_refs(tmp_path) == {}

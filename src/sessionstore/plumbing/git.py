@@ -146,9 +146,14 @@ class Git:
         )
         return proc.stdout.decode(errors="replace"), proc.stderr.decode(errors="replace")
 
-    def update_ref(self, ref: str, new: str, old: str | None = None) -> None:
-        """Move `ref` to `new` atomically (only if it is still `old`, when given)."""
-        self.run("update-ref", ref, new, *([old] if old is not None else []))
+    def update_refs(self, refs: dict[str, str]) -> None:
+        """Move each ref to its commit in one `git update-ref --stdin` (one process for any number)."""
+        if refs:
+            self.run(
+                "update-ref",
+                "--stdin",
+                input="".join(f"update {r} {new}\n" for r, new in refs.items()).encode(),
+            )
 
     def delete_ref(self, ref: str) -> None:
         self.run("update-ref", "-d", ref, check=False)

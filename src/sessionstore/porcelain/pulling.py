@@ -65,7 +65,8 @@ def pull(store: SessionStore, remote: str = DEFAULT_REMOTE, names: Sequence[str]
     `_import`) is `REJECTED` with the reason, and changes nothing, while the others are pulled. A
     session deleted on the remote is no longer pulled (its tracking ref is pruned); the local one stays.
     """
-    git = open_git(store, remote)
+    git = open_git(store, remote, "pull")
+    names = list(dict.fromkeys(names))
     if names:
         there = git.ls_remote(remote, SESSION_REFS)
         missing = [n for n in names if n not in there]
@@ -78,15 +79,19 @@ def pull(store: SessionStore, remote: str = DEFAULT_REMOTE, names: Sequence[str]
     git.run(*fetch, what=f"git fetch from {remote!r}", fix=git.remote_fix(remote))
     tips = {n: sha for n, (sha, _) in git.refs(prefix).items()}
     out = []
-    for name in list(names) or sorted(tips):
-        try:
-            if not is_valid_name(name):
-                raise _refused(
-                    name, remote, f"remote ref {SESSION_REFS}{name}: {name!r} is not a session name"
-                )
-            out.append(_pull_one(store, git, remote, name, tips[name]))
-        except Refused as err:
-            out.append(Outcome(name, REJECTED, detail=str(err)))
+    pulled: dict[str, str] = {}  # refs/sessions/<name> -> the git commit its log now ends with
+    try:
+        for name in list(names) or sorted(tips):
+            try:
+                if not is_valid_name(name):
+                    raise _refused(
+                        name, remote, f"remote ref {SESSION_REFS}{name}: {name!r} is not a session name"
+                    )
+                out.append(_pull_one(store, git, remote, name, tips[name], pulled))
+            except Refused as err:
+                out.append(Outcome(name, REJECTED, detail=str(err)))
+    finally:  # what a push exports from (a stale one costs a re-export of the same commits, no more)
+        git.update_refs(pulled)
     return out
 
 
@@ -116,7 +121,9 @@ def read_chain(git: Git, name: str, tip: str, remote: str = DEFAULT_REMOTE) -> C
     return out
 
 
-def _pull_one(store: SessionStore, git: Git, remote: str, name: str, tip: str) -> Outcome:
+def _pull_one(
+    store: SessionStore, git: Git, remote: str, name: str, tip: str, pulled: dict[str, str]
+) -> Outcome:
     chain = read_chain(git, name, tip, remote)
     local = _local_ids(store, name)
     common = _common(local, chain)
@@ -127,6 +134,7 @@ def _pull_one(store: SessionStore, git: Git, remote: str, name: str, tip: str) -
         return Outcome(name, UP_TO_DATE if common == len(local) else AHEAD, len(local) - common)
     if common == len(local):
         _import(store, git, name, chain[common:], local)
+        pulled[f"{SESSION_REFS}{name}"] = chain[-1][0]
         return Outcome(name, NEW if not local else FAST_FORWARD, len(chain) - common)
     copy = divergence_name(name, remote, chain[common][2])
     theirs = _local_ids(store, copy)
@@ -138,6 +146,7 @@ def _pull_one(store: SessionStore, git: Git, remote: str, name: str, tip: str) -
         )
     if done < len(chain):
         _import(store, git, copy, chain[done:], theirs)
+        pulled[f"{SESSION_REFS}{copy}"] = chain[-1][0]
     return Outcome(name, DIVERGED, len(chain) - done, into=copy)
 
 
@@ -212,7 +221,6 @@ def _import(store: SessionStore, git: Git, name: str, part: Chain, before: Seque
         except StaleSessionError:
             raise changed from None
         ensure_checkpoint_refs(store, name)
-    git.update_ref(f"{SESSION_REFS}{name}", part[-1][0])
 
 
 def _place(commit: Commit | None) -> tuple[str, int] | None:
