@@ -5,11 +5,13 @@ names), and what teams do to a remote: rewrite it, delete a ref, push garbage or
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import stat
 import subprocess
 from pathlib import Path
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -18,6 +20,7 @@ from helpers.gitrepos import bare_remote, clone, git, isolate_git, store_files
 from helpers.messages import tag_of, tagged_turn
 from helpers.procs import spawn
 from sessionstore.errors import CompactionError
+from sessionstore.plumbing.commits import canonical
 from sessionstore.plumbing.git import Git
 from sessionstore.plumbing.names import is_valid_name
 from sessionstore.plumbing.objects import hash_bytes
@@ -75,6 +78,10 @@ def team(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Session
     push(alice)
     pull(bob)
     return tmp_path / "origin.git", alice, bob
+
+
+def statuses(found) -> dict[str, str]:
+    return {o.name: o.status for o in found}
 
 
 def outcomes(found) -> dict[str, tuple[str, int]]:
@@ -315,3 +322,24 @@ def test_any_interleaving_of_appends_pushes_and_pulls_keeps_every_turn(
         before = store_files(clones[c])
         pull(clones[c])
         assert store_files(clones[c]) == before
+
+
+def test_a_remote_commit_whose_count_its_blobs_do_not_hold_is_refused(team) -> None:
+    """A line can verify (its id rehashed) and still not replay: its `count` says more messages than
+    its blobs hold. Pulled, the session would not load ("replays to 4 messages but its head says 9");
+    so it is refused, and nothing is appended."""
+    _, alice, bob = team
+    alice.session("fix-auth").append(tagged_turn(0, 9))
+    log = alice.log("fix-auth").path
+    *rest, last = log.read_bytes().splitlines(keepends=True)
+    body = orjson.loads(last)
+    del body["id"]
+    body["count"] += 5
+    body["id"] = hashlib.sha256(canonical(body)).hexdigest()
+    log.write_bytes(b"".join(rest) + canonical(body) + b"\n")  # damaged in alice's store, then pushed
+    assert statuses(push(alice)) == {"fix-auth": PUSHED, "notes": UP_TO_DATE}
+    before = store_files(bob)
+    [got] = pull(bob, "origin", ["fix-auth"])
+    assert got.status == REJECTED and "says 13 messages, its blobs hold 8" in got.detail, got.detail
+    assert store_files(bob) == before
+    assert bob.session("fix-auth").history  # still loads

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import StaleSessionError, UnknownRevision
+from ..plumbing.codec import line_count
 from ..plumbing.commits import Commit, parse_line
 from ..plumbing.fsutil import fsync_dir, write_temp
 from ..plumbing.git import Git, GitError
@@ -209,6 +210,7 @@ def _import(store: SessionStore, git: Git, name: str, part: Chain, before: Seque
                 f"blob {oid[:12]} of session {name!r} is missing or corrupt on the remote: nothing was pulled"
             )
     local_head = before[-1] if before else None
+    check_counts(store, name, local_head, part, commits, blobs)  # type: ignore[arg-type]  (no None)
     changed = Refused(f"session {name!r} changed while pulling: nothing was pulled; pull again")
     with store.lock(name):
         log = store.log(name)
@@ -221,6 +223,33 @@ def _import(store: SessionStore, git: Git, name: str, part: Chain, before: Seque
         except StaleSessionError:
             raise changed from None
         ensure_checkpoint_refs(store, name)
+
+
+def check_counts(
+    store: SessionStore,
+    name: str,
+    head: Commit | None,
+    part: Chain,
+    commits: Sequence[Commit],
+    blobs: dict[str, bytes],
+) -> None:
+    """Refuse remote commits whose `count` (and `sizes`) their blobs do not hold, as fsck checks a
+    log: such a line verifies (its id is rehashed), yet the session would not load once it is pulled.
+    `blobs`: the verified new ones; the others are read from the store."""
+    messages: dict[str, int] = {}
+    count = head.count if head else 0
+    for (sha, _, _), c in zip(part, commits, strict=True):
+        added = 0
+        for oid in tree_blobs(c):
+            if oid not in messages:
+                messages[oid] = line_count(blobs[oid] if oid in blobs else store.objects.read(oid))
+            added += messages[oid]
+        count = added if c.is_reset else count + added
+        if count != c.count or len(c.sizes) != (count if c.is_reset else added):
+            raise Refused(
+                f"remote commit {c.id[:7]} of session {name!r} (git {sha[:12]}) says {c.count} messages, "
+                f"its blobs hold {count}: nothing was pulled; the remote's copy is damaged"
+            )
 
 
 def _place(commit: Commit | None) -> tuple[str, int] | None:
