@@ -443,3 +443,16 @@ def test_a_secret_in_one_of_many_sessions_is_named_and_nothing_is_pushed(team, t
         push(alice)  # one scan of everything finds it, then the session scans name it
     assert f"session 'b': commit {commit.id[:7]} (b@3)" in str(err.value)
     assert remote_refs(tmp_path) == {}
+
+
+def test_a_clone_behind_the_remote_is_told_to_pull_even_when_it_has_fetched_the_commits(team) -> None:
+    """After a plain `git fetch` (or a pull that fetched and then refused), the clone holds the remote's
+    newer git commits: its session is behind, not diverged, so the advice is to pull, not to fork."""
+    _, alice, bob = team
+    shared(alice, bob)
+    alice.session("fix-auth").append(tagged_turn(0, 5))
+    push(alice)
+    git(bob.root.parent, "fetch", "-q", "origin", "+refs/sessions/*:refs/remotes/origin/sessions/*")
+    [refused] = push(bob)
+    assert refused.status == REJECTED and "`session pull origin fix-auth` first" in refused.detail
+    assert [(o.status, o.commits) for o in pull(bob)] == [(FAST_FORWARD, 1)]

@@ -301,8 +301,8 @@ def push(
         there = remote_tips.get(name)
         if tip is None or there == tip:
             outcomes[name] = Outcome(name, UP_TO_DATE)
-        elif there is not None and not git.has_commit(there):
-            outcomes[name] = _pull_first(name, remote)
+        elif there is not None and (not git.has_commit(there) or git.is_ancestor(tip, there)):
+            outcomes[name] = _pull_first(name, remote)  # behind it: fetched or not, a pull fast-forwards
         elif there is not None and not git.is_ancestor(there, tip):
             outcomes[name] = Outcome(
                 name,
