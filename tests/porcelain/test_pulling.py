@@ -7,8 +7,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import random
+import signal
 import stat
 import subprocess
+import time
 from pathlib import Path
 
 import orjson
@@ -343,3 +346,67 @@ def test_a_remote_commit_whose_count_its_blobs_do_not_hold_is_refused(team) -> N
     assert got.status == REJECTED and "says 13 messages, its blobs hold 8" in got.detail, got.detail
     assert store_files(bob) == before
     assert bob.session("fix-auth").history  # still loads
+
+
+@pytest.mark.slow
+def test_a_divergence_pull_killed_at_random_instants_is_finished_by_the_next(team) -> None:
+    """kill -9 of a real pull (forked warm, so it starts at once) at seeded random instants while it
+    writes a divergence copy with checkpoints: after each kill the store is whole (at worst a torn tail
+    or a missing checkpoint ref, both derivable), and the next pull completes the copy byte for byte."""
+    _, alice, bob = team
+    session = alice.session("fix-auth")
+    for i in range(3, 90):
+        session.append(tagged_turn(0, i))
+        if i % 30 == 29:
+            session.compact()
+    push(alice)
+    bob.session("fix-auth").append(tagged_turn(1, 0))
+    mine = bob.log("fix-auth").path.read_bytes()
+    victim = spawn("pull_child.py", bob.root, "fork", stdin=subprocess.PIPE)
+    assert victim.stdin is not None and victim.stdout is not None
+    assert victim.stdout.readline() == "ready\n"
+    victim.stdin.write("go\n")
+    victim.stdin.flush()
+    rng = random.Random(12)
+    for _ in range(4):
+        victim.stdin.write("round\n")
+        victim.stdin.flush()
+        pid = int(victim.stdout.readline().split()[1])
+        time.sleep(rng.uniform(0.0, 0.25))
+        with contextlib.suppress(ProcessLookupError):  # it may have finished: a whole pull is fine too
+            os.kill(pid, signal.SIGKILL)
+        assert victim.stdout.readline() == f"dead {pid}\n"
+        for problem in bob.fsck().problems:
+            assert "torn last line" in problem or "is missing; `session fsck --repair`" in problem, problem
+    victim.stdin.close()
+    victim.wait(timeout=30)
+    [got] = pull(bob, "origin", ["fix-auth"])
+    assert got.status == DIVERGED and got.into is not None
+    assert bob.log(got.into).path.read_bytes() == alice.log("fix-auth").path.read_bytes()
+    assert [r.commit_id for r in bob.refs.list(got.into)] == [
+        r.commit_id for r in alice.refs.list("fix-auth")
+    ]
+    assert bob.log("fix-auth").path.read_bytes() == mine
+    assert bob.fsck().ok
+
+
+def test_a_copy_whose_checkpoint_refs_a_killed_pull_left_out_gets_them_from_the_next_pull(team) -> None:
+    """The state a kill -9 between a pull's append and its refs leaves (the random kills above land
+    there only sometimes): the copy's log is whole, its refs are missing; the next pull makes them."""
+    _, alice, bob = team
+    session = alice.session("fix-auth")
+    session.append(tagged_turn(0, 3))
+    session.compact()
+    session.append(tagged_turn(0, 4))
+    push(alice)
+    bob.session("fix-auth").append(tagged_turn(1, 0))
+    [got] = pull(bob)[:1]
+    assert got.status == DIVERGED and got.into is not None
+    for ref in (bob.root / "refs" / "checkpoints" / got.into).iterdir():
+        ref.unlink()
+    assert not bob.fsck().ok
+    assert pull(bob)[0].status == DIVERGED
+    assert [r.commit_id for r in bob.refs.list(got.into)] == [
+        r.commit_id for r in alice.refs.list("fix-auth")
+    ]
+    assert bob.fsck().ok

@@ -129,9 +129,7 @@ def _pull_one(
     local = _local_ids(store, name)
     common = _common(local, chain)
     if common == len(chain):
-        if len(local) == common and local and any(c.kind == "compaction" for c in local):
-            with store.lock(name):
-                ensure_checkpoint_refs(store, name, local)  # a pull killed before its refs: finish it
+        _finish_refs(store, name, local)
         return Outcome(name, UP_TO_DATE if common == len(local) else AHEAD, len(local) - common)
     if common == len(local):
         _import(store, git, name, chain[common:], local)
@@ -148,7 +146,18 @@ def _pull_one(
     if done < len(chain):
         _import(store, git, copy, chain[done:], theirs)
         pulled[f"{SESSION_REFS}{copy}"] = chain[-1][0]
+    else:
+        _finish_refs(store, copy, theirs)
     return Outcome(name, DIVERGED, len(chain) - done, into=copy)
+
+
+def _finish_refs(store: SessionStore, name: str, commits: Sequence[Commit]) -> None:
+    """The checkpoint refs of a session (or divergence copy) that has every remote commit already:
+    a pull killed between its append and its refs left them out, and this pull finishes that."""
+    wanted = sum(1 for c in commits if c.kind == "compaction")
+    if wanted and len({ref.k for ref in store.refs.list(name)} & set(range(1, wanted + 1))) < wanted:
+        with store.lock(name):
+            ensure_checkpoint_refs(store, name)
 
 
 def divergence_name(name: str, remote: str, first_theirs: str) -> str:
