@@ -18,6 +18,7 @@ import contextlib
 import os
 import re
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,7 +27,7 @@ from ..errors import StaleSessionError, UnknownRevision
 from ..plumbing.codec import line_count
 from ..plumbing.commits import Commit, parse_line
 from ..plumbing.fsutil import fsync_dir, write_temp
-from ..plumbing.git import Git, GitError
+from ..plumbing.git import Git, GitError, RefLocked
 from ..plumbing.names import is_valid_name
 from ..plumbing.objects import hash_bytes
 from .sharing import (
@@ -77,7 +78,14 @@ def pull(store: SessionStore, remote: str = DEFAULT_REMOTE, names: Sequence[str]
     prefix = tracking_prefix(remote)
     wanted = [f"+{SESSION_REFS}{n}:{prefix}{n}" for n in names] or [f"+{SESSION_REFS}*:{prefix}*"]
     fetch = ("fetch", "--no-tags", "--quiet", "--prune", remote, *wanted)
-    git.run(*fetch, what=f"git fetch from {remote!r}", fix=git.remote_fix(remote))
+    for wait in (0.2, 0.5, None):  # a locked ref: another git is moving it (a killed pull's, finishing)
+        try:
+            git.run(*fetch, what=f"git fetch from {remote!r}", fix=git.remote_fix(remote), detach=True)
+            break
+        except RefLocked:
+            if wait is None:
+                raise
+            time.sleep(wait)
     tips = {n: sha for n, (sha, _) in git.refs(prefix).items()}
     out = []
     pulled: dict[str, str] = {}  # refs/sessions/<name> -> the git commit its log now ends with
