@@ -129,3 +129,107 @@ def test_enumerators_are_not_corrections() -> None:
     assert ex.superseded() == [] and len(ex.current("constraint")) == 2
     team = resolve(extract(_user("The team size is 12.", "Update: the team size is now 15.")))
     assert [i.text for i in team.superseded()] == ["The team size is 12."]
+
+
+def _current_and_stale(*texts: str) -> tuple[list[str], list[str]]:
+    ex = resolve(extract(_user(*texts)))
+    current = [i.text for i in ex.items if i.kind in ("constraint", "fact") and not i.superseded]
+    return current, [i.text for i in ex.superseded()]
+
+
+def test_a_correction_naming_the_old_value_supersedes_it() -> None:
+    """A correction stating "$700, not $500" or "from $500 to $700" leaves the $500 item stale."""
+    for correction in ("Actually the budget is $700, not $500.", "Raise the budget from $500 to $700."):
+        current, stale = _current_and_stale("The budget is $500.", correction)
+        assert current == [correction] and stale == ["The budget is $500."], correction
+    # and a revert back to the old value supersedes the correction in turn
+    current, stale = _current_and_stale(
+        "The budget is $500.", "Actually the budget is $700, not $500.", "Back to it: the budget is $500."
+    )
+    assert current == ["The budget is $500.", "Back to it: the budget is $500."]
+    assert "Actually the budget is $700, not $500." in stale
+
+
+def test_a_correction_by_a_change_verb_or_a_shared_part_supersedes() -> None:
+    pairs = [
+        ("The deadline is 2027-03-25.", "Move the deadline to 2027-04-01."),
+        ("The budget is $500.", "Change the budget to $900."),
+        ("Deadline 2027-03-25.", "Deadline 2027-04-01 now."),
+        ("Budget is $1.5M.", "Budget is $1.8M."),
+        ("The deadline is March 3, 2027.", "The deadline is March 10, 2027."),
+        ("The database is at 10.0.0.1:5432.", "The database is at 10.0.0.2:5432."),
+    ]
+    for old, new in pairs:
+        current, stale = _current_and_stale("Please build the report tool.", old, new)
+        assert new in current and old not in current and stale == [old], (old, new)
+
+
+def test_values_in_cjk_text_are_facts() -> None:
+    current, _ = _current_and_stale("截止日期是2027-01-22。", "预算是500美元。")
+    assert current == ["截止日期是2027-01-22。", "预算是500美元。"]
+
+
+def test_a_long_rule_keeps_its_value_whole() -> None:
+    """A rule over the line limit is shortened around its values, never through them."""
+    rule = "Never " + "really " * 120 + "exceed the budget of $500 under any circumstances and "
+    rule += "also " * 60
+    ex = resolve(extract(_user(rule + "keep it tidy.")))
+    (item,) = ex.current("constraint")
+    assert "exceed the budget of $500" in item.text and item.text.startswith("Never really")
+    assert item.text.endswith("keep it tidy.") and len(item.text) <= 640 and item.values == ("$500",)
+
+
+def test_a_change_to_a_path_or_a_number_is_a_correction() -> None:
+    """A change to a path binds without "is" ("Change the X to <path>"); a path alone is not a fact."""
+    for old, new in [
+        ("The settings file is src/ember/ember_1124.py.", "Change the settings file to /etc/birch/b.conf."),
+        ("The worker count is 12.", "Bump the worker count to 16."),
+    ]:
+        current, stale = _current_and_stale(old, new)
+        assert current == [new] and stale == [old], (old, new)
+
+
+def test_files_mentioned_in_prose_lose_the_sentence_dot() -> None:
+    ex = extract(_user("The settings file is /etc/harbor/harbor2017.conf. Also read src/a.py."))
+    assert ex.files == ["/etc/harbor/harbor2017.conf", "src/a.py"]
+
+
+def test_rules_about_different_objects_both_stand() -> None:
+    """A path, id or URL a rule acts on is its object, not a value bound to the verb: "Never touch
+    src/a.py" and "Never touch src/b.py" are two rules. A limit's number still corrects ("Never exceed
+    $500" then "$700"), and so does a name bound by "is" or a change verb."""
+    for rules in [
+        ("Never touch src/a.py.", "Never touch src/b.py."),
+        ("Don't modify the module_1 file.", "Don't modify the module_2 file."),
+        ("Always email ops@a.example.com first.", "Always email dev@b.example.com first."),
+    ]:
+        assert _current_and_stale(*rules) == (list(rules), []), rules
+    assert _current_and_stale("Never exceed $500.", "Never exceed $700.") == (
+        ["Never exceed $700."],
+        ["Never exceed $500."],
+    )
+    assert _current_and_stale("The owner is Priya Raman.", "The owner is Bob Stone.") == (
+        ["The owner is Bob Stone."],
+        ["The owner is Priya Raman."],
+    )
+
+
+def test_set_x_to_a_number_is_a_fact_and_corrects() -> None:
+    assert _current_and_stale("Set `MAX_RETRIES` to **7**.", "Set `MAX_RETRIES` to **9**.") == (
+        ["Set `MAX_RETRIES` to **9**."],
+        ["Set `MAX_RETRIES` to **7**."],
+    )
+
+
+def test_a_user_correction_supersedes_the_assistant_restating_the_old_value() -> None:
+    """The assistant echoing "$500" before the user corrects it to $700 is stale too; an assistant
+    statement never supersedes the user's own value."""
+    said = [
+        ModelRequest(parts=[UserPromptPart("Please plan the offsite. The budget is $500.")]),
+        ModelResponse(parts=[TextPart("Noted: the budget is $500.")]),
+        ModelRequest(parts=[UserPromptPart("Actually the budget is $700, not $500.")]),
+    ]
+    ex = resolve(extract(said))
+    assert [i.text for i in ex.superseded()] == ["The budget is $500.", "Noted: the budget is $500."]
+    ex = resolve(extract([*said, ModelResponse(parts=[TextPart("The budget is $900 in the old plan.")])]))
+    assert "Actually the budget is $700, not $500." in [i.text for i in ex.items if not i.superseded]

@@ -30,6 +30,30 @@ def test_the_issue_examples_stay_whole() -> None:
     assert split_sentences("Ask J. Smith. He knows.") == ["Ask J. Smith.", "He knows."]
 
 
+def test_an_abbreviation_that_can_close_a_sentence_does_before_a_capital() -> None:
+    """A unit closes a sentence ("2081 min. Note that ..." is two facts, each correctable); a title, "e.g."
+    or "approx." before a capital is not an end."""
+    assert split_sentences("The timeout is 2081 min. Note that the deadline is 2027-04-23.") == [
+        "The timeout is 2081 min.",
+        "Note that the deadline is 2027-04-23.",
+    ]
+    assert split_sentences("It takes 540 ms. Ms. Lee agrees.") == ["It takes 540 ms.", "Ms. Lee agrees."]
+    assert split_sentences("Retry 5 max. Never on 4xx. Meet at 10 a.m. Then ship, etc. Done.") == [
+        "Retry 5 max.",
+        "Never on 4xx.",
+        "Meet at 10 a.m.",
+        "Then ship, etc.",
+        "Done.",
+    ]
+    for whole in (
+        "Ask Dr. Smith now.",
+        "Use a tool, e.g. Python here.",
+        "It is approx. 5 GB.",
+        "wait 5 min. then go.",
+    ):
+        assert split_sentences(whole) == [whole]
+
+
 def test_lines_are_units_and_blank_text_is_nothing() -> None:
     assert split_sentences("- first item\n- second item\n\n") == ["- first item", "- second item"]
     assert split_sentences("  \n \n") == []

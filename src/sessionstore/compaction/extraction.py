@@ -34,7 +34,7 @@ from pydantic_ai.messages import (
 
 from sessionstore.compaction.sentences import split_sentences
 from sessionstore.compaction.text import as_text, shorten_chars, user_text
-from sessionstore.compaction.values import PATH, is_path, subject, values
+from sessionstore.compaction.values import PATH, is_path, stated, subject, values
 
 __all__ = ["Extraction", "Item", "extract", "is_noise", "is_pasted", "resolve"]
 
@@ -86,7 +86,10 @@ _BLOCKED = re.compile(
     re.I,
 )
 _BIND = re.compile(
-    r"\b(?:is|are|was|were|runs on|lives|uses|set to|changed to|moved to|owner|owned|on-call|belongs)\b",
+    r"\b(?:is|are|was|were|runs on|lives|uses|set to|changed to|moved to|owner|owned|on-call|belongs)\b"
+    r"|\b(?:set|change|move|switch|update|bump|raise|lower|increase|decrease|reduce|extend|push|point|reset)\b"
+    r"[^.?!]*\bto\b"  # "Change the settings file to /etc/app.conf": a correction binds with "to"
+    r"|是|为|為|は|が",  # CJK copulas bind with no space around them ("预算是500美元")
     re.I,
 )
 _GOAL = re.compile(
@@ -200,6 +203,48 @@ def _line(text: str, limit: int = _MAX_SENTENCE) -> str:
     return shorten_chars(" ".join(text.split()), limit, inline=True)
 
 
+_SLACK = 40  # shorten_chars leaves a text this far over its limit as it is
+
+
+def _rule_line(sentence: str, found: list[str], limit: int = _MAX_SENTENCE) -> str:
+    """`sentence` within about `limit` characters (head, tail and the words around each value, the rest
+    elided), never cutting through a value: a long rule keeps what it binds, and render (which shortens
+    lines over `limit`) has nothing left to cut."""
+    text = " ".join(sentence.split())
+    if len(text) <= limit + _SLACK:
+        return text
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for value in found:
+        at = text.find(value, start)
+        if at < 0:
+            at = text.find(value)
+        if at >= 0:
+            spans.append((at, at + len(value)))
+            start = at + len(value)
+    for around in (40, 0):
+        head, tail = (limit // 4, limit // 6) if around else (limit // 6, limit // 10)
+        keep = [(0, head), (len(text) - tail, len(text))] + [(a - around, b + around) for a, b in spans]
+        merged: list[list[int]] = []
+        for a, b in sorted((max(a, 0), min(b, len(text))) for a, b in keep):
+            a = text.rfind(" ", 0, a) + 1 if a > 0 else 0  # whole words at the window edges
+            b = len(text) if b >= len(text) or text.find(" ", b) < 0 else text.find(" ", b)
+            for va, vb in spans:  # a window edge never falls inside a value
+                a = va if va < a < vb else a
+                b = vb if va < b < vb else b
+            if merged and a <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        pieces = [text[merged[0][0] : merged[0][1]].strip()]
+        for a, b in merged[1:]:
+            pieces.append(f"[...] {text[a:b].strip()}")  # no count: a number here would read as a value
+        out = " ".join(pieces)
+        if len(out) <= limit + _SLACK:
+            break
+    return out
+
+
 def _unbullet(text: str) -> str:
     """`text` without list markers, its lines joined by '; ': a bullet's text, never "- - item"."""
     lines = [_BULLET_MARK.sub("", line).strip() for line in text.splitlines()]
@@ -263,7 +308,7 @@ def _user(text: str, ex: Extraction) -> None:
             previous.text = f"{previous.text} {sentence}"  # the rule stays with its value
             previous.kind = "constraint"
             continue
-        previous = ex.add(kind, _line(sentence), "user") if kind else None
+        previous = ex.add(kind, _rule_line(sentence, found), "user") if kind else None
 
 
 def _assistant(text: str, ex: Extraction) -> None:
@@ -292,7 +337,7 @@ def _assistant(text: str, ex: Extraction) -> None:
 
 
 def _scan(text: str, ex: Extraction) -> None:
-    ex.files += [p for p in PATH.findall(text) if is_path(p)]
+    ex.files += [p.rstrip(".,;:") for p in PATH.findall(text) if is_path(p)]  # not the sentence's dot
     ex.identifiers += _IDENT.findall(text)
 
 
@@ -349,8 +394,11 @@ def _key(text: str) -> str:
 def resolve(ex: Extraction) -> Extraction:
     """Apply corrections and drop repeats: per subject the latest value is current (DESIGN §7).
 
-    An item is superseded when a later constraint or fact has the same subject and none of its values;
-    of two items with the same words, only the later stays.
+    An item is superseded when a later constraint or fact has the same subject and states none of its
+    values as current (`values.stated`: "the budget is $700, not $500" states only $700). The user's
+    values and the assistant's are resolved apart, except that a later user value also supersedes the
+    assistant's restatement of the old one ("Noted: the budget is $500."). Of two items with the same
+    words, only the later stays.
     """
     latest: dict[tuple[str, str], Item] = {}
     seen: dict[str, Item] = {}
@@ -362,11 +410,14 @@ def resolve(ex: Extraction) -> Extraction:
         seen[key] = item
         if item.kind in ("constraint", "fact") and item.subject and item.values and not item.superseded:
             group = (item.source if item.source == "assistant" else "user", item.subject)
-            newer = latest.get(group)
-            if newer is None:
-                latest[group] = item
-            elif not set(item.values) & set(newer.values):
+            mine = set(stated(item.text, list(item.values)))
+            # the assistant's own later value, or the user's: a user item only yields to the user
+            newer = [latest.get(group)]
+            if group[0] == "assistant":
+                newer.append(latest.get(("user", item.subject)))
+            if any(n is not None and not mine & set(stated(n.text, list(n.values))) for n in newer):
                 item.superseded = True
+            latest.setdefault(group, item)
         kept.append(item)
     ex.items = sorted(kept, key=lambda i: i.order)
     return ex

@@ -4,18 +4,19 @@ The extraction layer keeps or drops whole sentences, so a split inside "Only Pyt
 ".../tasks/workflow.xml" loses the value the sentence exists to carry. The rule is deliberately narrow:
 a sentence ends at `.`, `!` or `?` (with any closing quotes or brackets) only when whitespace or the end
 of the text follows, and the word before a `.` is not a known abbreviation ("e.g.", "etc.", "Dr.") or a
-single initial. A line break always ends a sentence (chat text is rarely hard-wrapped, and a list item
-is a unit of its own). So a dot followed by a non-space (3.11, workflow.xml, example.com/a) never
-splits, whatever surrounds it. Callers may rely on: every returned sentence is a whitespace-trimmed,
-non-empty substring of one line of the input, in order, and together they cover every non-space
-character of the input.
+single initial. An abbreviation that can also close a sentence ("etc.", or a unit after a number: "5
+min.", "540 ms.") does when a capital follows, so two facts never merge into one. A line break always
+ends a sentence (chat text is rarely hard-wrapped, and a list item is a unit of its own). So a dot
+followed by a non-space (3.11, workflow.xml, example.com/a) never splits, whatever surrounds it.
+Callers may rely on: every returned sentence is a whitespace-trimmed, non-empty substring of one line
+of the input, in order, and together they cover every non-space character of the input.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["ABBREVIATIONS", "split_sentences"]
+__all__ = ["ABBREVIATIONS", "CAN_END", "split_sentences"]
 
 ABBREVIATIONS = frozenset(
     {
@@ -65,6 +66,10 @@ ABBREVIATIONS = frozenset(
 )
 """Words (lowercase, without the final dot) after which a dot and a space do not end a sentence."""
 
+CAN_END = frozenset({"etc", "al", "min", "max", "est", "inc", "ltd", "co", "corp", "a.m", "p.m", "u.s"})
+"""Abbreviations that also close a sentence when a capital follows ("5 min. Note ...", "etc. Then");
+the others (titles, "e.g.", "approx.", "No.") are always followed by more of the same sentence."""
+
 _END = re.compile(r"[.!?]+[\"')\]*_`]*(?=\s|$)")
 _WORD_BEFORE = re.compile(r"([\w.]+)$")
 
@@ -76,7 +81,8 @@ def _is_abbreviation(line: str, dot: int) -> bool:
         return False
     word = match.group(1).lower().strip(".")
     if word in ABBREVIATIONS:
-        return True
+        unit = re.search(r"\d\s?$", line[: match.start(1)]) is not None  # "540 ms.", "5 min.": a unit
+        return not ((word in CAN_END or unit) and line[dot + 1 :].lstrip()[:1].isupper())
     return len(word) == 1 and word.isalpha() and line[match.start(1)].isupper()  # "J. Smith"
 
 

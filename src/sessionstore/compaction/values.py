@@ -1,39 +1,64 @@
 """Values a sentence binds to a name, and the name (subject) it binds them to.
 
-A value is what a summary must never lose or split: money ($500), dates (2027-01-22), versions (3.11,
-Postgres 15), numbers with units (30 s, 8 min, 20%), URLs, emails, hosts (db.internal:5432), file
-paths and ticket ids (ZEPHYR-7731). `values` finds them; `subject` names what they are the value of
-("budget cap", "deadline", "production database"), so a later sentence with the same subject and
-another value is a correction. Paths need a path's shape: a leading /, ./, ../ or ~/, a file
-extension, or two slashes between lowercase segments; so "Claude/Gemini", "CI/CD." and "Zone/X" are
-words, not paths.
+A value is what a summary must never lose or split: money ($500, $1.5M), dates (2027-01-22, March 3,
+2027), versions (3.11, Postgres 15, 1.2.3-rc.1), numbers with units (30 s, 8 min, 20%, 16 GB), URLs,
+emails, hosts (db.internal:5432, 10.0.0.1:5432), file paths, ticket ids (ZEPHYR-7731) and identifiers
+mixing letters and digits (mia_li_3668, H9ZU1C), also when written next to CJK text with no space.
+`values` finds them; `subject` names what they are the value of ("budget cap", "deadline",
+"production database"; never a change verb: "Move the deadline to ..." names "deadline"), so a later
+sentence with the same subject and another value is a correction; `stated` leaves out the value a
+correction names as the old one ("$700, not $500"). Paths need a path's shape: a leading /, ./, ../
+or ~/, a file extension, or two slashes between lowercase segments; so "Claude/Gemini", "CI/CD." and
+"Zone/X" are words, not paths.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["PATH", "is_path", "key_words", "normalize", "subject", "values"]
+__all__ = ["PATH", "is_path", "key_words", "normalize", "stated", "subject", "values"]
 
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_W = rf"[^\W{_CJK}]"
+"""A word character that is not CJK: Chinese and Japanese write values with no space around them."""
+_B = rf"(?:(?<!{_W})(?={_W})|(?<={_W})(?!{_W}))"
+"""A word boundary at which CJK text counts as a non-word ("截止日期是2027-01-22" holds a date)."""
 _UNIT = (
-    r"(?:ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|"
-    r"[kmgt]i?b|bytes?|tokens?|requests?|rps|qps|px|em|rem|cm|mm|km|m|kg|g|lbs?|lines?|chars?|"
-    r"characters?|words?|items?|users?|retries|attempts?|times|steps?|files?|calls?|cores?|gpus?|"
-    r"percent|%|x|usd|eur|gbp|dollars?|euros?|credits?|points?)"
+    r"(?i:ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|"
+    r"[kmgt]i?b|bytes?|[kmg]bps|tokens?|requests?|rps|qps|px|em|rem|cm|mm|km|m|kg|g|lbs?|lines?|chars?|"
+    r"characters?|words?|items?|users?|retries|attempts?|times|steps?|files?|calls?|v?cpus?|cores?|gpus?|"
+    r"percent|%|x|usd|eur|gbp|dollars?|euros?|credits?|points?|°[cf]|degrees?|€|£|¥)"
 )
-_URL = r"\bhttps?://[^\s<>()\"'`]+[^\s<>()\"'`.,;:!?]"
+_URL_CHAR = "[^\\s<>()\"'`\u3000-\u303f\uff0c\uff1a\uff1b\uff01\uff1f]"
+_URL_END = "[^\\s<>()\"'`.,;:!?\u3000-\u303f\uff0c\uff1a\uff1b\uff01\uff1f]"
+_URL = rf"{_B}https?://(?:{_URL_CHAR}|\({_URL_CHAR}*\))*(?:{_URL_END}|\({_URL_CHAR}*\))"
 _EMAIL = r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"
-_MONEY = r"[$€£¥]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|m|bn|million|billion|thousand))?\b"
-_DATE = r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
-_TIME = r"\b\d{1,2}:\d{2}(?:\s?[ap]\.?m\.?)?(?:\s?(?:UTC|GMT|[A-Z]{2,4}T))?\b"
+_MONEY = rf"[$€£¥]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?i:k|mm|m|bn|b|million|billion|thousand))?{_B}"
+_ZONE = r"(?:Z|[+-]\d{2}:?\d{2}|\s?(?:UTC|GMT))"
+_DATE = rf"{_B}\d{{4}}-\d{{2}}-\d{{2}}(?:[T ]\d{{2}}:\d{{2}}(?::\d{{2}})?{_ZONE}?)?{_B}"
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|"
+    r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+)
+_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
+_MONTH_DATE = rf"\b{_MONTH}\.?\s{_DAY}(?:,?\s\d{{4}})?\b|\b{_DAY}\s{_MONTH}\.?(?:,?\s\d{{4}})?\b"
+_TIME = rf"{_B}\d{{1,2}}:\d{{2}}(?:\s?[ap]\.?m\.?)?(?:\s?(?:UTC|GMT|[A-Z]{{2,4}}T))?{_B}"
+_IP = rf"{_B}\d{{1,3}}(?:\.\d{{1,3}}){{3}}(?::\d{{2,5}}|/\d{{1,2}})?{_B}"
 _TLD = r"(?:com|org|net|io|dev|app|internal|local|lan|cloud|ai|co|corp|prod|svc)"
-_HOST = rf"\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.{_TLD}(?::\d+)?\b"
-_HOSTPORT = r"\b[a-z][\w-]*(?:\.[\w-]+)*:\d{2,5}\b"
-_TICKET = r"\b[A-Z][A-Z0-9]+-\d+\b"
-_NAMED_VERSION = r"\b[A-Z][\w+#]*\s(?:v?\d+(?:\.\d+)*)\b"
-_VERSION = r"\bv?\d+(?:\.\d+)+\b"
-_QUANTITY = rf"(?<![\w.])\d[\d,]*(?:\.\d+)?\s?{_UNIT}(?![\w])"
-_NUMBER = r"(?<![\w.$€£¥-])\d[\d,]*(?:\.\d+)?(?![\w.]\w)"
+_HOST = rf"{_B}[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.{_TLD}(?::\d+)?{_B}"
+_HOSTPORT = rf"\b[a-z][\w-]*(?:\.[\w-]+)*:\d{{2,5}}{_B}"
+_TICKET = rf"{_B}[A-Z][A-Z0-9]+-\d+{_B}"
+_PRE = r"(?:-(?i:rc|alpha|beta|dev|pre|post|preview|snapshot|nightly|canary|a|b)(?:\.?\d+)*)?"
+_NAMED_VERSION = rf"\b[A-Z][\w+#]*\s(?:v?\d+(?:\.\d+)*){_PRE}{_B}(?![-:/.]\d|,\d|\s?{_UNIT}(?!{_W}))"
+"""'Postgres 15', 'Python 3.11': never the capitalised word before a date, a count or an address."""
+_VERSION = rf"{_B}v?\d+(?:\.\d+)+{_PRE}{_B}"
+_QUANTITY = rf"(?<!{_W})(?<!\.)\d[\d,]*(?:\.\d+)?\s?{_UNIT}(?!{_W})"
+_ID = (
+    rf"(?<!{_W})(?<![-.])(?=[A-Za-z0-9_-]{{4}})(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])"
+    rf"(?!\d+(?:st|nd|rd|th)\b)[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*(?!{_W}|[-.]\w)"
+)
+"""Identifiers mixing letters and digits: user ids (mia_li_3668), booking codes (H9ZU1C), flights."""
+_NUMBER = rf"(?<!{_W})(?<![.$€£¥-])\d[\d,]*(?:\.\d+)?(?!(?:{_W}|\.){_W})"
 PATH = re.compile(
     r"(?<![\w/.:-])(?:~|\.{1,2})?/(?:[\w.@+-]+/)*[\w.@+-]+"
     r"|(?<![\w/.:-])(?:[\w.@+-]+/)+[\w@+-]+\.[A-Za-z0-9]{1,8}\b"
@@ -51,6 +76,8 @@ _VALUE = re.compile(
             _EMAIL,
             _MONEY,
             _DATE,
+            _MONTH_DATE,
+            _IP,
             _TIME,
             _HOST,
             PATH.pattern,
@@ -59,6 +86,7 @@ _VALUE = re.compile(
             _VERSION,
             _QUANTITY,
             _NAMED_VERSION,
+            _ID,
             _NUMBER,
         )
     )
@@ -74,17 +102,27 @@ _PERSON_FIRST = re.compile(
 )
 _BIND = re.compile(
     r"\s(?:is|are|was|were|=|:|->|→|equals|becomes|become|will be|should be|must be|has to be|set to|"
-    r"changed to|moved to|now|lives at|lives in|runs on|runs|uses|at|of|to)\s",
+    r"changed to|moved to|now|lives at|lives in|runs on|runs|uses|at|of|to|from)\s",
     re.I,
 )
 _STOP_WORDS = (
     "a an the our my your their its this that these those we i you it is are was were be been to of in on "
     "for at by with and or but so now actually correction update updated new old current please note "
     "also just still then there here all any some no not never always only must should will would can "
-    "could may might do does did don't has have had set changed moved"
+    "could may might do does did don't has have had set changed moved from"
 )
 _STOP = frozenset(_STOP_WORDS.split())
 _WORD = re.compile(r"[a-z][a-z0-9_+#-]*")
+_CHANGE_WORDS = "move change raise lower bump increase decrease reduce extend push update make switch reset"
+_CHANGE = frozenset(f"{_CHANGE_WORDS} cut shift adjust double halve".split())
+"""Verbs that say a value changes ("Move the deadline to ..."): never part of the value's name."""
+_FROM = re.compile(r"\bfrom\s+$", re.I)
+_TO = re.compile(r"\s+to\b", re.I)
+_OLD_VALUE = re.compile(
+    r"(?:\b(?:not|instead of|rather than|no longer|formerly|previously|replacing|replaces)"
+    r"\s+(?:(?:the|an?|old|previous|earlier)\s+)*)$",
+    re.I,
+)
 
 
 def is_path(text: str) -> bool:
@@ -118,7 +156,19 @@ def key_words(text: str) -> list[str]:
 
 
 _BARE = re.compile(r"[\d,.]+")
-_BOUND_BEFORE = re.compile(r"(?:\b(?:is|are|was|were|now|to|at|be|of|=)|[:=])\s*$", re.I)
+_BOUND_BEFORE = re.compile(r"(?:\b(?:is|are|was|were|now|to|at|be|of|=)|[:=])\s*[*_`]*$", re.I)
+_SCALAR = re.compile(
+    "|".join(
+        f"(?:{p})" for p in (_MONEY, _DATE, _MONTH_DATE, _TIME, _VERSION, _QUANTITY, _NAMED_VERSION, _NUMBER)
+    )
+)
+_NAME_BIND = re.compile(
+    r"\b(?:is|are|was|were|equals|becomes?|be|lives|runs on)\b|'s\b|[:=]"
+    r"|\b(?:set|change|move|switch|update|point|reset|rename)\b[^.?!]*\bto\b",
+    re.I,
+)
+"""What binds a name-like value (path, URL, id, host, person) to a name. Without it the value is what a
+rule acts on ("Never touch src/a.py"): two such rules are two rules, not a correction."""
 
 
 def _names_a_value(sentence: str, value: str) -> bool:
@@ -135,7 +185,8 @@ def subject(sentence: str, found: list[str] | None = None) -> str | None:
     the binding.
 
     "Actually the deadline is 2027-01-22" and "deadline 2027-03-25" both give "deadline"; None when no
-    value, only enumerators ("request 0:"), or no content word precedes it.
+    value, only enumerators ("request 0:"), no content word precedes it, or the value is a path, URL,
+    id or name no binding word ("is", ":", "change ... to") ties to a name ("Never touch src/a.py").
     """
     found = values(sentence) if found is None else found
     first = next((v for v in found if _names_a_value(sentence, v)), None)
@@ -146,11 +197,30 @@ def subject(sentence: str, found: list[str] | None = None) -> str | None:
     clause = re.split(r"[:;,(—]\s", head)[-1]
     if key_words(clause):
         head = clause  # "Ship it: the deadline 2027-03-25": the name is in the last clause
+    if not _SCALAR.fullmatch(first) and not _NAME_BIND.search(head):
+        return None  # an object, not a bound value: "Never touch src/a.py"
     binds = list(_BIND.finditer(head + " "))
     bind = binds[-1] if binds else None
     if bind is not None and key_words(head[: bind.start()]):
         head = head[: bind.start()]
-    words = key_words(head)
+    words = [w for w in key_words(head) if w not in _CHANGE] or key_words(head)
     if not words and re.fullmatch(_NAMED_VERSION, found[0]):
         words = key_words(found[0].split()[0])  # "Only Python 3.11": the value names its subject
     return " ".join(words[-3:]) if words else None
+
+
+def stated(sentence: str, found: list[str] | None = None) -> list[str]:
+    """The values `sentence` states as current: all of them but those it names as the old one
+    ("the budget is $700, not $500", "raise it from $500 to $700" both state only $700)."""
+    found = values(sentence) if found is None else found
+    out: list[str] = []
+    for value in found:
+        at = sentence.find(value)
+        before, after = sentence[:at], sentence[at + len(value) :]
+        old = at >= 0 and (
+            _OLD_VALUE.search(before) is not None
+            or (_FROM.search(before) is not None and _TO.match(after) is not None)
+        )
+        if not old:
+            out.append(value)
+    return out

@@ -3,7 +3,7 @@
 Sharing (DESIGN §12) keeps sessions as git objects, so git's packfiles, transport and atomic ref updates
 do the work. This module is the only place that starts `git`: `fast-import` writes many commits from one
 stream, `cat-file --batch` reads many objects through one pipe (a feeder thread writes the requests so
-neither side can block the other), and every failure is a `GitError` whose message is git's own last
+neither side can block the other), and every failure is a `GitError` whose message is git's own error
 line plus what to do. No Python git library: the `git` on PATH is what the user's remotes are set up for.
 """
 

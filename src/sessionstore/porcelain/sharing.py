@@ -80,6 +80,11 @@ def open_git(store: SessionStore, remote: str | None, verb: str = "push") -> Git
     git = Git.around(store.root)
     if remote is not None and remote not in (known := git.remotes()):
         have = f" (it has: {', '.join(known)})" if known else " (it has none)"
+        if "/" in remote or ":" in remote:  # a URL or a path where the remote's name goes
+            raise GitError(
+                f"{remote!r} is not a git remote's name: add it as one (`git remote add NAME {remote}`) "
+                f"and give that NAME{have}"
+            )
         if is_valid_name(remote) and store.exists(remote):
             fix = f"session {remote!r} goes after the remote: `session {verb} {DEFAULT_REMOTE} {remote}`"
         else:
