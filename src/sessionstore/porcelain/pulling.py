@@ -6,10 +6,12 @@ alone; a divergence becomes a new session `NAME-<remote>-<short id>` holding the
 the common prefix, so pulling again later fast-forwards the same copy instead of making another.
 
 Pulled commits are not rebuilt (a `Session` commit makes new lines): every remote line is verified
-here (its id hashes, it chains onto the local head), every blob is verified against its name and
-written durably BEFORE the lines naming it, then the writer's `append_verified` puts all lines in one
-fsynced append under the session lock, and the checkpoint refs the log implies are created last (they
-are derivable, and the next pull, or `session fsck --repair`, recreates one a crash left out).
+here (its id hashes, it chains onto the local head, its message count is what its blobs hold), every
+blob is verified against its name and written durably BEFORE the lines naming it, then the writer's
+`append_verified` puts all lines in one fsynced append under the session lock, and the checkpoint refs
+the log implies are created last (they are derivable, and the next pull, or `session fsck --repair`,
+recreates one a crash left out). A remote session that fails a check is refused alone (`Refused`,
+reported `REJECTED`): nothing of it is written, and the other sessions are pulled.
 """
 
 from __future__ import annotations
