@@ -24,7 +24,7 @@ from helpers.messages import tag_of, tagged_turn
 from helpers.procs import spawn
 from sessionstore.errors import CompactionError
 from sessionstore.plumbing.commits import canonical
-from sessionstore.plumbing.git import Git
+from sessionstore.plumbing.git import Git, GitError
 from sessionstore.plumbing.names import is_valid_name
 from sessionstore.plumbing.objects import hash_bytes
 from sessionstore.porcelain.pulling import divergence_name, pull, write_objects
@@ -208,7 +208,7 @@ def test_a_pull_racing_a_writer_in_another_process_loses_no_turn(team) -> None:
     is clean, and a further pull changes nothing."""
     _, alice, bob = team
     session = alice.session("fix-auth")
-    for i in range(3, 150):
+    for i in range(3, 100):
         session.append(tagged_turn(0, i))
     push(alice)
     puller = spawn("pull_child.py", bob.root, "pull", stdin=subprocess.PIPE)
@@ -226,7 +226,7 @@ def test_a_pull_racing_a_writer_in_another_process_loses_no_turn(team) -> None:
     pull(bob)  # finishes what the race left: a refused pull ("changed while pulling: pull again")
     assert writer_turns(bob, "fix-auth", 1) == list(range(30))
     remote = [i for name in bob.sessions() for i in writer_turns(bob, name, 0)]
-    assert set(remote) == set(range(150))
+    assert set(remote) == set(range(100))
     assert bob.fsck().ok
     before = store_files(bob)
     again = pull(bob)  # `ahead` when the pull fast-forwarded first and the writer's turns followed
@@ -276,7 +276,7 @@ def remote_chains(remote: Path) -> dict[str, list[str]]:
     return out
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=OPS)
 def test_any_interleaving_of_appends_pushes_and_pulls_keeps_every_turn(
     ops, tmp_path_factory, monkeypatch
@@ -369,7 +369,7 @@ def test_a_divergence_pull_killed_at_random_instants_is_finished_by_the_next(tea
     victim.stdin.write("go\n")
     victim.stdin.flush()
     rng = random.Random(12)
-    for _ in range(4):
+    for _ in range(3):
         victim.stdin.write("round\n")
         victim.stdin.flush()
         pid = int(victim.stdout.readline().split()[1])
@@ -411,3 +411,19 @@ def test_a_copy_whose_checkpoint_refs_a_killed_pull_left_out_gets_them_from_the_
         r.commit_id for r in alice.refs.list("fix-auth")
     ]
     assert bob.fsck().ok
+
+
+def test_a_ref_lock_a_killed_git_left_is_named_with_its_fix(team) -> None:
+    """git leaves `<ref>.lock` when it is killed while it moves a ref; the next fetch cannot lock it.
+    The refusal names that file and what to do, not the remote's URL (the remote is fine)."""
+    _, alice, bob = team
+    alice.session("fix-auth").append(tagged_turn(0, 8))
+    push(alice)
+    lock = bob.root.parent / ".git" / "refs" / "remotes" / "origin" / "sessions" / "fix-auth.lock"
+    lock.write_text("")
+    with pytest.raises(GitError) as err:
+        pull(bob)
+    said = str(err.value)
+    assert str(lock) in said and "delete" in said and "get-url" not in said, said
+    lock.unlink()
+    assert outcomes(pull(bob))["fix-auth"] == (FAST_FORWARD, 1)

@@ -385,9 +385,11 @@ def test_escaped_text_that_holds_no_secret_is_pushed(team) -> None:
     assert statuses(push(alice)) == {"fix-auth": NEW}
 
 
-@given(st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=40))
-def test_json_text_is_what_the_json_strings_hold(text: str) -> None:  # lone surrogates: no JSON holds one
-    assert json_text(orjson.dumps(text)) == b'"' + text.encode("utf-8", "surrogatepass") + b'"'
+@given(
+    st.text(alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=40)
+)
+def test_json_text_is_what_the_json_strings_hold(text: str) -> None:
+    assert json_text(orjson.dumps(text)) == b'"' + text.encode() + b'"'
 
 
 def test_names_with_dots_and_dashes_travel_and_names_git_cannot_hold_are_refused(team) -> None:

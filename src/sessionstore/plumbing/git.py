@@ -10,6 +10,7 @@ line plus what to do. No Python git library: the `git` on PATH is what the user'
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import tempfile
 import threading
@@ -22,6 +23,8 @@ from ..errors import SessionStoreError
 ZERO = "0" * 40
 """What git calls the id of a ref that does not exist."""
 
+_STALE_LOCK = re.compile(r"Unable to create '([^']+\.lock)': File exists")
+"""git's reason when a ref's lock file is there: another git holds it, or a killed one left it."""
 _ADVICE = (
     "hint:",
     "warning:",
@@ -32,6 +35,11 @@ _ADVICE = (
 
 class GitError(SessionStoreError):
     """`git` failed, is missing, or the path is not in a repository; the message says what to do."""
+
+
+class RefLocked(GitError):
+    """A ref git had to move was locked (`<ref>.lock` exists): another git is moving it, or a killed
+    one left the lock; the message names the file."""
 
 
 class Git:
@@ -62,10 +70,22 @@ class Git:
     # -- one-shot commands ---------------------------------------------------------------------------
 
     def run(
-        self, *args: str, input: bytes | None = None, check: bool = True, what: str = "", fix: str = ""
+        self,
+        *args: str,
+        input: bytes | None = None,
+        check: bool = True,
+        what: str = "",
+        fix: str = "",
+        detach: bool = False,
     ) -> bytes:
-        """stdout of `git ARGS` (bytes); a failure raises `GitError` with git's own reason (and `fix`)."""
-        proc = subprocess.run(["git", "-C", str(self.top), *args], input=input, capture_output=True)
+        """stdout of `git ARGS` (bytes); a failure raises `GitError` with git's own reason (and `fix`).
+
+        `detach` (for commands that move refs) starts git in its own session, so a kill of the caller's
+        process group (Ctrl-C, `kill -9 -PGID`) lets git finish its ref update instead of leaving
+        `<ref>.lock` behind, which would refuse every later update of that ref."""
+        proc = subprocess.run(
+            ["git", "-C", str(self.top), *args], input=input, capture_output=True, start_new_session=detach
+        )
         if check and proc.returncode != 0:
             raise self.error(proc.stderr, what or f"git {args[0]}", fix)
         return proc.stdout
@@ -80,6 +100,11 @@ class Git:
         said = reasons[0] if reasons else lines[-1] if lines else "no message"
         for prefix in ("fatal: ", "error: "):
             said = said.removeprefix(prefix)
+        if stale := _STALE_LOCK.search(said):  # not the remote's fault, whatever `fix` says
+            return RefLocked(
+                f"{what} failed: {said}: a git process is moving that ref, or was killed while it did: "
+                f"when none is running, delete {stale[1]} and try again"
+            )
         return GitError(f"{what} failed: {said}" + (f": {fix}" if fix else ""))
 
     @staticmethod
@@ -153,6 +178,7 @@ class Git:
                 "update-ref",
                 "--stdin",
                 input="".join(f"update {r} {new}\n" for r, new in refs.items()).encode(),
+                detach=True,
             )
 
     def delete_ref(self, ref: str) -> None:

@@ -6,10 +6,12 @@ alone; a divergence becomes a new session `NAME-<remote>-<short id>` holding the
 the common prefix, so pulling again later fast-forwards the same copy instead of making another.
 
 Pulled commits are not rebuilt (a `Session` commit makes new lines): every remote line is verified
-here (its id hashes, it chains onto the local head), every blob is verified against its name and
-written durably BEFORE the lines naming it, then the writer's `append_verified` puts all lines in one
-fsynced append under the session lock, and the checkpoint refs the log implies are created last (they
-are derivable, and the next pull, or `session fsck --repair`, recreates one a crash left out).
+here (its id hashes, it chains onto the local head, its message count is what its blobs hold), every
+blob is verified against its name and written durably BEFORE the lines naming it, then the writer's
+`append_verified` puts all lines in one fsynced append under the session lock, and the checkpoint refs
+the log implies are created last (they are derivable, and the next pull, or `session fsck --repair`,
+recreates one a crash left out). A remote session that fails a check is refused alone (`Refused`,
+reported `REJECTED`): nothing of it is written, and the other sessions are pulled.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import contextlib
 import os
 import re
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,7 +29,7 @@ from ..errors import StaleSessionError, UnknownRevision
 from ..plumbing.codec import line_count
 from ..plumbing.commits import Commit, parse_line
 from ..plumbing.fsutil import fsync_dir, write_temp
-from ..plumbing.git import Git, GitError
+from ..plumbing.git import Git, GitError, RefLocked
 from ..plumbing.names import is_valid_name
 from ..plumbing.objects import hash_bytes
 from .sharing import (
@@ -77,7 +80,14 @@ def pull(store: SessionStore, remote: str = DEFAULT_REMOTE, names: Sequence[str]
     prefix = tracking_prefix(remote)
     wanted = [f"+{SESSION_REFS}{n}:{prefix}{n}" for n in names] or [f"+{SESSION_REFS}*:{prefix}*"]
     fetch = ("fetch", "--no-tags", "--quiet", "--prune", remote, *wanted)
-    git.run(*fetch, what=f"git fetch from {remote!r}", fix=git.remote_fix(remote))
+    for wait in (0.2, 0.5, None):  # a locked ref: another git is moving it (a killed pull's, finishing)
+        try:
+            git.run(*fetch, what=f"git fetch from {remote!r}", fix=git.remote_fix(remote), detach=True)
+            break
+        except RefLocked:
+            if wait is None:
+                raise
+            time.sleep(wait)
     tips = {n: sha for n, (sha, _) in git.refs(prefix).items()}
     out = []
     pulled: dict[str, str] = {}  # refs/sessions/<name> -> the git commit its log now ends with
