@@ -66,3 +66,21 @@ def test_mistakes_are_one_line_and_change_nothing(team, tmp_path: Path) -> None:
     assert_refused(run(alice.root, "push"), "'fix-auth'", "anthropic-key", "--allow-secrets")
     assert snapshot(alice.root) == before
     assert run(alice.root, "push", "--allow-secrets").exit_code == 0
+
+
+def test_a_first_pull_that_fails_leaves_no_empty_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first pull of a clone makes its store; one that fails (a bad remote) takes it back, so a
+    mistyped remote leaves the work tree as it was. A store that existed stays, empty or not."""
+    isolate_git(monkeypatch)
+    url = bare_remote(tmp_path / "origin.git")
+    fresh = clone(tmp_path / "carol", url).root
+    import shutil
+
+    shutil.rmtree(fresh)  # a clone with no store yet
+    assert_refused(run(fresh, "pull", "upstream"), "no git remote 'upstream'")
+    assert not fresh.exists()
+    SessionStore.open(fresh)
+    assert_refused(run(fresh, "pull", "upstream"), "no git remote 'upstream'")
+    assert fresh.is_dir() and SessionStore.open(fresh).sessions() == []

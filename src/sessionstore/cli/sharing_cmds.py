@@ -6,7 +6,7 @@ import click
 
 from ..porcelain.pulling import pull
 from ..porcelain.sharing import DEFAULT_REMOTE, DIVERGED, REJECTED, Outcome, push
-from .output import open_store, plural
+from .output import open_store, plural, store_path
 
 
 def _say(outcome: Outcome) -> str:
@@ -60,8 +60,25 @@ def pull_cmd(ctx: click.Context, remote: str, names: tuple[str, ...]) -> int:
     \b
     Example:  session pull origin fix-auth
     """
-    store = open_store(ctx, create=True)
-    return _report(pull(store, remote, names), "pull")
+    existed = _store_exists(ctx)
+    store = open_store(ctx, create=True)  # the first pull of a clone makes its store
+    try:
+        return _report(pull(store, remote, names), "pull")
+    except BaseException:
+        if not existed and not store.sessions():  # a bad remote, say: leave no empty store behind
+            import shutil
+
+            shutil.rmtree(store.root, ignore_errors=True)
+        raise
+
+
+def _store_exists(ctx: click.Context) -> bool:
+    from pathlib import Path
+
+    from ..porcelain.layout import default_root
+
+    path = store_path(ctx)
+    return (default_root() if path is None else Path(path)).exists()
 
 
 COMMANDS: list[click.Command] = [push_cmd, pull_cmd]
