@@ -107,7 +107,7 @@ _ACK = re.compile(
 _NOISE = re.compile(
     r"^\s*(?:Caveat: The messages below|\[Request interrupted|\[tool output elided|"
     r"(?:Stop|SubagentStop|PreToolUse|PostToolUse|UserPromptSubmit|SessionStart|Notification)"
-    r"(?: hook|:| operation)|(?:<([\w-]+)[^>]*>[\s\S]*?</\1>\s*)+$)",
+    r"(?: hook|:| operation)|(?>(?:<([\w-]+)[^>]*>[\s\S]*?</\1>\s*))+$)",  # atomic: one way per element
     re.I,
 )
 _REMINDER = re.compile(
