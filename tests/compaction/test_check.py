@@ -88,6 +88,26 @@ def test_states_ignores_case_markdown_and_wording_but_never_a_value() -> None:
     assert not states("Budget for the migration: $500.", item)
 
 
+def test_a_value_inside_a_longer_number_or_word_is_not_stated() -> None:
+    ex = Extraction()
+    cap = ex.add("constraint", "The budget cap is $500.", "user")
+    host = ex.add("fact", "The staging host is db.internal:5432.", "user")
+    wait = ex.add("constraint", "The timeout must stay at 30 s.", "user")
+    for other in ("$5000", "$500,000", "$500.50", "$500k"):
+        assert not states(f"The budget cap is {other}.", cap), other
+    assert states("The budget cap is $500, all included.", cap)  # punctuation after it is not a digit
+    assert states("budget cap ($500)", cap)
+    assert not states("The staging host is db.internal:54321.", host)
+    assert states("Staging host: `db.internal:5432`", host)
+    assert not states("The timeout must stay at 130 s.", wait)
+    assert states("The timeout must stay at 30 s, never more.", wait)
+    # So a summary that changed the number gets the rule back verbatim.
+    assert complete("## Critical Context\n- The budget cap is $5000.\n", ex).endswith(
+        f"- {KEPT}The budget cap is $500.\n- {KEPT}The staging host is db.internal:5432.\n"
+        f"- {KEPT}The timeout must stay at 30 s.\n"
+    )
+
+
 # -- complete -------------------------------------------------------------------------------------
 
 

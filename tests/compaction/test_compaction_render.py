@@ -213,6 +213,39 @@ def test_a_line_starting_with_a_hash_is_text_and_only_a_heading_is_skipped() -> 
     assert "Notes from the model" not in " ".join(back.next_steps)
 
 
+VALUES = [
+    "$1,250,000",
+    "2027-01-22",
+    "db.internal:5432",
+    "Postgres 15",
+    "src/app/main.py",
+    "30 s",
+    "ZEP-7731",
+]
+filler = st.sampled_from(["because the migration is risky", "and slow", "so we wait", "for the quarter"])
+
+
+@st.composite
+def long_items(draw: st.DrawFn) -> Extraction:
+    """Items long enough for their section's line limit (160-600 chars), values anywhere in them."""
+    ex = Extraction()
+    ex.set_goal("keep the values")
+    for kind in draw(st.lists(st.sampled_from(KINDS), min_size=1, max_size=6)):
+        words = draw(st.lists(filler | st.sampled_from(VALUES), min_size=10, max_size=60))
+        source = "assistant" if kind == "conclusion" else draw(st.sampled_from(["user", "assistant", "tool"]))
+        ex.add(kind, f"{kind} {len(ex.items)}: " + " ".join(words), source)
+    return ex
+
+
+@settings(max_examples=60, deadline=None)
+@given(long_items())
+def test_a_kept_line_keeps_every_value_of_its_item_however_long_the_item(ex: Extraction) -> None:
+    text = render(ex, max_tokens=100_000)
+    for item in ex.items:
+        if f"{item.kind} {item.order - 1}: " in text:  # the item's line is kept
+            assert all(v in text for v in item.values), item
+
+
 def test_kept_lines_and_the_lists_parse_back_and_superseded_values_are_dropped() -> None:
     text = render(sample(), max_tokens=4_000) + f"- {KEPT}Always answer in English.\n"
     back = parse_summary(text)

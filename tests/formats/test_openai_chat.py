@@ -95,6 +95,8 @@ def test_the_real_tau_bench_file_is_one_transcript_per_record() -> None:
     records = orjson.loads(TAU.read_bytes())
     assert len(transcripts) == len(records) == 200
     assert transcripts[0].suggested_name == "taubench_gpt-4o-airline-0"
+    assert transcripts[50].suggested_name == "taubench_gpt-4o-airline-0.1"  # task 0, trial 1
+    assert len({t.suggested_name for t in transcripts}) == 200  # one session each, none refused
     for transcript, record in zip(transcripts[:20], records[:20], strict=True):
         calls = sum(len(m.get("tool_calls") or []) for m in record["traj"])
         parts = [p for s in transcript.steps for m in s.messages for p in m.parts]

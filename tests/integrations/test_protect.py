@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic_ai import Agent
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -25,6 +26,7 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
 from helpers.agent_histories import agent_histories
@@ -36,6 +38,7 @@ from sessionstore.compaction.turns import pairs_intact
 from sessionstore.compaction.ultimate import MIN_ULTIMATE_BUDGET
 from sessionstore.errors import CompactionError
 from sessionstore.integrations.protect import Shaped, measure_request, shape_request
+from sessionstore.integrations.runs import RunReport, run_turn
 from sessionstore.porcelain import cascade
 from sessionstore.porcelain.session import Session
 
@@ -257,6 +260,50 @@ def test_compaction_disabled_under_the_window_sends_everything_unchanged(tmp_pat
     shaped = shape_request(s, pending, sizes, window=window, lv=lv, rebase=False)
     assert lv.full < shaped.measured <= window  # over both levels, still nothing applies
     assert shaped == Shaped(None, shaped.measured, shaped.measured, 0, [])
+
+
+# -- through a run (runs.py calls shape_request before every model request) ------------------------
+
+
+def reader_agent(sent: list[list[ModelMessage]]) -> Agent[None, str]:
+    """Three big reads, then an answer; records what every request sent."""
+
+    def body(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        sent.append(messages)
+        if len(sent) <= 3:
+            return ModelResponse(parts=[ToolCallPart("read_file", {"path": f"{len(sent)}.py"})])
+        return ModelResponse(parts=[TextPart("read them all")])
+
+    agent: Agent[None, str] = Agent(FunctionModel(body))
+
+    @agent.tool_plain
+    def read_file(path: str) -> str:
+        return BIG
+
+    return agent
+
+
+def test_a_run_with_compaction_off_sends_its_whole_history_until_the_window(tmp_path: Path) -> None:
+    sent: list[list[ModelMessage]] = []
+    s = open_session(tmp_path, history_with_rounds(3), context_window_tokens=15_000, compaction_enabled=False)
+    report = RunReport()
+    run_turn(s, reader_agent(sent), "read three more", report=report)
+    _, lv = cascade.session_levels(s)
+    assert max(r.tokens for r in report.requests) > lv.full  # over both levels, under the window
+    assert all(r.tier == 0 for r in report.requests)
+    for messages in sent:  # every request carried every stored message, nothing blanked or dropped
+        assert elided_count(messages) == 0 and len(messages) >= len(history_with_rounds(3)) + 1
+    assert "compaction" not in [c.kind for c in s.log()]
+
+
+def test_a_run_with_compaction_off_over_the_window_makes_no_model_call(tmp_path: Path) -> None:
+    sent: list[list[ModelMessage]] = []
+    s = open_session(tmp_path, history_with_rounds(4), context_window_tokens=9_000, compaction_enabled=False)
+    before, head = s.history, s.head_id
+    with pytest.raises(CompactionError, match="nothing was sent"):
+        run_turn(s, reader_agent(sent), "one more")
+    assert sent == []  # refused before the paid call
+    assert stored_is_unchanged(s, before, head)
 
 
 # -- for every history: the request fits, the stored history stays ---------------------------------

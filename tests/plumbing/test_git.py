@@ -52,3 +52,26 @@ def test_refs_and_chain_read_subjects(repo: Git, tmp_path: Path) -> None:
 def test_outside_a_repository_the_error_says_what_to_run(tmp_path: Path) -> None:
     with pytest.raises(GitError, match=r"not inside a git repository.*git init"):
         Git.around(tmp_path)
+
+
+def test_a_failure_names_gits_reason_not_its_closing_advice(repo: Git, tmp_path: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    for url, reason in (
+        ((tmp_path / "gone.git").as_uri(), "does not appear to be a git repository"),
+        (str(tmp_path / "plain"), "does not appear to be a git repository"),
+    ):
+        with pytest.raises(GitError) as err:
+            repo.ls_remote(url, "refs/sessions/")
+        said = str(err.value)
+        assert said.startswith(f"reading the refs of remote {url!r} failed: ") and reason in said, said
+        assert "and the repository exists" not in said and "fatal:" not in said
+        assert f"git remote get-url {url}" in said and "\n" not in said
+
+
+def test_without_git_on_path_the_error_says_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path / "r")], check=True)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    with pytest.raises(GitError, match=r"git is not installed \(no `git` on PATH\): install git"):
+        Git.around(tmp_path / "r")

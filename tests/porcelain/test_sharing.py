@@ -10,7 +10,10 @@ import sys
 import time
 from pathlib import Path
 
+import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolReturnPart, UserPromptPart
 
 from helpers.gitrepos import bare_remote, clone, git, isolate_git, store_files
@@ -27,6 +30,7 @@ from sessionstore.porcelain.sharing import (
     PUSHED,
     REJECTED,
     UP_TO_DATE,
+    json_text,
     push,
 )
 from sessionstore.porcelain.store import SessionStore
@@ -257,8 +261,9 @@ def test_a_ref_not_written_by_push_is_refused_before_anything_is_written(team, t
     git(other, "add", "README")
     git(other, "commit", "-qm", "a plain commit")
     git(other, "push", "-q", url, "main:refs/sessions/fix-auth")
-    with pytest.raises(GitError, match="not a sessionstore chain"):
-        pull(bob)
+    [refused] = pull(bob)
+    assert refused.status == REJECTED and "not a sessionstore chain" in refused.detail
+    assert "git push origin :refs/sessions/fix-auth" in refused.detail
     assert bob.sessions() == []
 
 
@@ -272,8 +277,8 @@ def test_a_tampered_line_on_the_remote_is_refused(team, tmp_path: Path) -> None:
     (work / "line").write_bytes(line.replace(b'"turn"', b'"TURN"'))
     git(work, "commit", "-qa", "--amend", "--no-edit")  # same subject and parent, a forged line
     git(work, "push", "-q", "-f", url, "x:refs/sessions/fix-auth")
-    with pytest.raises(GitError, match="does not verify"):
-        pull(bob)
+    [refused] = pull(bob)
+    assert refused.status == REJECTED and "does not verify" in refused.detail
     assert bob.sessions() == []
     assert not any((bob.root / "objects").rglob("*")), "no blob of a refused pull was written"
 
@@ -319,3 +324,135 @@ def test_a_pull_killed_at_any_instant_is_finished_by_the_next_pull(team, tmp_pat
     stray = {str(p.relative_to(bob.root)) for p in bob.objects.stray_temps()}  # gc removes these
     assert {name for name in leftovers if name.startswith("objects/")} == stray
     assert {k: v for k, v in files.items() if k not in leftovers} == store_files(alice)
+
+
+def test_an_unreachable_remote_or_one_that_is_no_repository_is_one_clear_line(team, tmp_path) -> None:
+    _, alice, _ = team
+    busy(alice, "fix-auth", 1)
+    (tmp_path / "plain").mkdir()
+    git(alice.root.parent, "remote", "add", "gone", (tmp_path / "gone.git").as_uri())
+    git(alice.root.parent, "remote", "add", "plain", str(tmp_path / "plain"))
+    before = store_files(alice)
+    for remote in ("gone", "plain"):
+        for action in (push, pull):
+            with pytest.raises(GitError) as err:
+                action(alice, remote)
+            said = str(err.value)
+            assert f"{remote!r} failed: " in said and "does not appear to be a git repository" in said, said
+            assert f"`git remote get-url {remote}`" in said and "\n" not in said
+    assert store_files(alice) == before
+
+
+def test_without_git_on_path_push_and_pull_say_to_install_it(team, tmp_path, monkeypatch) -> None:
+    _, alice, _ = team
+    busy(alice, "fix-auth", 1)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    for action in (push, pull):
+        with pytest.raises(GitError, match="git is not installed"):
+            action(alice)
+
+
+@pytest.mark.parametrize(
+    ("text", "pattern"),
+    [
+        ('the tool printed {"password": "hunter2hunter2", "user": "ci"}', "secret-assignment"),
+        ('export API_KEY="abcd1234efgh5678"', "secret-assignment"),
+        ("token: 'Zx9-secret-value'", "secret-assignment"),
+        (f'"{TOKEN}"', "github-token"),
+        (f"env:\n{TOKEN}", "github-token"),  # after an escaped newline, where `\b` fails on `n`
+        ("ok\n\tpassword=hunter22", "secret-assignment"),
+    ],
+)
+def test_a_quoted_secret_is_found_as_memory_finds_it(team, tmp_path, text: str, pattern: str) -> None:
+    """Blobs are JSON, where a message's quotes are escaped (`\\"password\\": \\"...\\"`): the scan
+    must see the text the message holds, as the MEMORY.md redaction does."""
+    from sessionstore.memory.redact import find_secret
+
+    assert find_secret(text) == pattern  # what MEMORY.md would redact
+    _, alice, _ = team
+    commit = alice.session("fix-auth").append([ModelRequest(parts=[UserPromptPart(text, timestamp=T0)])])
+    with pytest.raises(SessionStoreError) as err:
+        push(alice)
+    assert commit.id[:7] in str(err.value) and pattern in str(err.value)
+    assert remote_refs(tmp_path) == {}
+    assert statuses(push(alice, allow_secrets=True)) == {"fix-auth": NEW}
+
+
+def test_escaped_text_that_holds_no_secret_is_pushed(team) -> None:
+    _, alice, _ = team
+    clean = 'a "quoted" word, a back\\slash, a tab\there, {"tokens": 12}, token = "$TOKEN", key\nnext line'
+    alice.session("fix-auth").append([ModelRequest(parts=[UserPromptPart(clean, timestamp=T0)])])
+    assert statuses(push(alice)) == {"fix-auth": NEW}
+
+
+@given(st.text(alphabet=st.characters(blacklist_characters="\x00"), max_size=40))
+def test_json_text_is_what_the_json_strings_hold(text: str) -> None:
+    assert json_text(orjson.dumps(text)) == b'"' + text.encode("utf-8", "surrogatepass") + b'"'
+
+
+def test_names_with_dots_and_dashes_travel_and_names_git_cannot_hold_are_refused(team) -> None:
+    _, alice, bob = team
+    names = ["a.b-c_d", "v1.2.3", "x-.y", "9-lives", "x.lock.y"]
+    for name in names:
+        busy(alice, name, 1)
+    assert statuses(push(alice)) == dict.fromkeys(names, NEW)
+    assert statuses(pull(bob)) == dict.fromkeys(sorted(names), NEW)
+    assert store_files(bob) == store_files(alice)
+    for bad in ("ends.", "ends.lock"):  # valid session names, not valid git refs
+        busy(alice, bad, 1)
+        with pytest.raises(SessionStoreError, match=rf"session '{bad}' cannot be a git ref.*session fork"):
+            push(alice, "origin", [bad])
+
+
+def test_a_hundred_and_five_sessions_travel_in_one_push_and_one_pull(team) -> None:
+    _, alice, bob = team
+    names = [f"task-{i:03d}" for i in range(105)]
+    for name in names:
+        alice.session(name).append(tagged_turn(0, 0))
+    assert statuses(push(alice)) == dict.fromkeys(names, NEW)
+    assert statuses(pull(bob)) == dict.fromkeys(names, NEW)
+    assert store_files(bob) == store_files(alice)
+    assert statuses(push(alice)) == dict.fromkeys(names, UP_TO_DATE)
+
+
+def test_a_session_named_twice_is_sent_and_reported_once(team) -> None:
+    _, alice, bob = team
+    busy(alice, "fix-auth", 2)
+    [pushed] = push(alice, "origin", ["fix-auth", "fix-auth"])
+    assert (pushed.status, pushed.commits) == (NEW, 2)
+    [pulled] = pull(bob, "origin", ["fix-auth", "fix-auth"])
+    assert (pulled.status, pulled.commits) == (NEW, 2)
+
+
+def test_a_session_given_where_the_remote_goes_is_named_as_such(team) -> None:
+    _, alice, _ = team
+    busy(alice, "fix-auth", 1)
+    for action, verb in ((push, "push"), (pull, "pull")):
+        with pytest.raises(GitError) as err:
+            action(alice, "fix-auth")
+        said = str(err.value)
+        assert "no git remote 'fix-auth'" in said and f"`session {verb} origin fix-auth`" in said, said
+
+
+def test_a_secret_in_one_of_many_sessions_is_named_and_nothing_is_pushed(team, tmp_path) -> None:
+    _, alice, _ = team
+    for name in ("a", "b", "c"):
+        busy(alice, name, 2)
+    commit = alice.session("b").append([ModelRequest(parts=[UserPromptPart(f"t={TOKEN}", timestamp=T0)])])
+    with pytest.raises(SessionStoreError) as err:
+        push(alice)  # one scan of everything finds it, then the session scans name it
+    assert f"session 'b': commit {commit.id[:7]} (b@3)" in str(err.value)
+    assert remote_refs(tmp_path) == {}
+
+
+def test_a_clone_behind_the_remote_is_told_to_pull_even_when_it_has_fetched_the_commits(team) -> None:
+    """After a plain `git fetch` (or a pull that fetched and then refused), the clone holds the remote's
+    newer git commits: its session is behind, not diverged, so the advice is to pull, not to fork."""
+    _, alice, bob = team
+    shared(alice, bob)
+    alice.session("fix-auth").append(tagged_turn(0, 5))
+    push(alice)
+    git(bob.root.parent, "fetch", "-q", "origin", "+refs/sessions/*:refs/remotes/origin/sessions/*")
+    [refused] = push(bob)
+    assert refused.status == REJECTED and "`session pull origin fix-auth` first" in refused.detail
+    assert [(o.status, o.commits) for o in pull(bob)] == [(FAST_FORWARD, 1)]

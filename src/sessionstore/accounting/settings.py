@@ -278,7 +278,8 @@ def _read_table(pyproject: Path) -> dict[str, Any]:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
         raise SettingsError(f"cannot read {pyproject}: {err}; fix the file or its permissions") from None
-    table = data.get("tool", {}).get("sessionstore", {})
+    tool = data.get("tool", {})  # `tool = 5` is some other tool's problem, not a crash of ours
+    table = tool.get("sessionstore", {}) if isinstance(tool, dict) else {}
     if not isinstance(table, dict):
         raise SettingsError(f"[tool.sessionstore] in {pyproject} must be a table, not {type(table).__name__}")
     _tables[pyproject] = (key, table)

@@ -21,6 +21,7 @@ from ..porcelain.gauge import commit_gauge, format_gauge, gauge
 from .output import (
     colour_enabled,
     complete_rev,
+    fail,
     json_options,
     open_store,
     print_json,
@@ -93,6 +94,8 @@ def env_warnings(environ: Mapping[str, str], keys: list[str]) -> list[str]:
 
 def gauge_of(store: SessionStore, name: str, *, plain: bool, fmt: str | None, model: str | None) -> int:
     """`session gauge`: one line (or JSON object) saying how full `name`'s window is; exit 0."""
+    if model is not None and not model.strip():  # else an unknown-model warning about ''
+        raise fail("--model is empty: give a model id (e.g. openai:gpt-4o), or leave --model out")
     settings = store.settings
     commit = resolve(store, name)
     if model is None:

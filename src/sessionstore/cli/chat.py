@@ -13,9 +13,11 @@ The session resumes from its latest checkpoint (the newest reset point and the t
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
+import threading
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +51,10 @@ def chat_cmd(ctx: click.Context, name: str, model: str) -> int:
     \b
     Example:  session chat demo --model test
     """
+    if sys.stdin is None:  # `session chat NAME <&-`
+        raise fail(
+            "stdin is closed: session chat reads what you say from it; pipe lines in or run it in a terminal"
+        )
     interactive = is_terminal(sys.stdin) and is_terminal(sys.stdout)
     if interactive:
         try:
@@ -70,8 +76,23 @@ def chat_cmd(ctx: click.Context, name: str, model: str) -> int:
         with _notes(out):
             chat = Chat(store, session, chosen.agent, chosen.label, out)
             out(_banner(session, chosen.label, store.root, interactive))
-            asyncio.run(_interactive(chat) if interactive else _piped(chat))
+            _run(_interactive(chat) if interactive else _piped(chat))
     return 0
+
+
+def _run(main: Coroutine[Any, Any, None]) -> None:
+    """`asyncio.run(main)` under Python's own SIGINT handler (`session` records Ctrl-C with one of
+    its own): only then does asyncio take Ctrl-C as its own, cancelling the chat at an await."""
+    handler = signal.getsignal(signal.SIGINT)
+    swap = callable(handler) and handler is not signal.default_int_handler
+    swap = swap and threading.current_thread() is threading.main_thread()
+    if swap:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        asyncio.run(main)
+    finally:
+        if swap:
+            signal.signal(signal.SIGINT, handler)
 
 
 def _printer() -> Callable[[str], None]:

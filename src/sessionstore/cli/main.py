@@ -15,14 +15,17 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
+import signal
 import sys
+import threading
 import warnings
 from typing import Any
 
 import click
 
 from ..errors import SessionStoreError
-from .output import error_line
+from .output import error_line, is_terminal
 
 COMMANDS = {
     "init": "store_cmds",
@@ -56,6 +59,8 @@ EXIT_ERROR = 2
 """User mistakes and refused operations. Exit 1 is kept for 'it changed something' / 'checks failed'."""
 EXIT_BROKEN_PIPE = 141
 """What a shell reports for a writer killed by SIGPIPE (`git log | head` exits so too)."""
+EXIT_INTERRUPTED = 130
+"""What a shell reports for a command stopped by Ctrl-C (SIGINT)."""
 
 
 class _Group(click.Group):
@@ -93,8 +98,18 @@ class _Group(click.Group):
 
         locks.on_wait = lambda line: click.echo(f"session: {line}", err=True)
         shown, warnings.showwarning = warnings.showwarning, _warning_line
+        came, previous = _track_sigint()
         try:
-            code = super().invoke(ctx)
+            try:
+                code = super().invoke(ctx)
+            except Exception:
+                if came:  # Ctrl-C surfaced as another error: pydantic-core wraps one raised while it
+                    raise KeyboardInterrupt from None  # builds a schema (the ~1 s pydantic-ai import)
+                raise
+        except KeyboardInterrupt:  # before click's handler, which prints an empty line first
+            after_echo = "\n" if is_terminal(sys.stderr) else ""  # a terminal shows ^C: end its line
+            click.echo(f"{after_echo}session: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
         except SessionStoreError as err:  # before OSError: LockTimeout is a TimeoutError too
             click.echo(error_line(err), err=True)
             sys.exit(EXIT_ERROR)
@@ -107,9 +122,28 @@ class _Group(click.Group):
         finally:
             locks.on_wait = None
             warnings.showwarning = shown
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
         if isinstance(code, int) and code:
             sys.exit(code)
         return code
+
+
+def _track_sigint() -> tuple[list[int], Any]:
+    """Record each SIGINT (then raise `KeyboardInterrupt` as Python's own handler does), so an
+    interrupt a library turned into another error is still seen as one; returns (the record, the
+    handler to restore, None when none was replaced: a thread, or SIGINT ignored by the parent)."""
+    came: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        return came, None
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return came, None
+
+    def record(signum: int, frame: Any) -> None:
+        came.append(signum)
+        raise KeyboardInterrupt
+
+    return came, signal.signal(signal.SIGINT, record)
 
 
 def _warning_line(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
@@ -164,6 +198,11 @@ def _command_path(argv: list[str]) -> str:
     return " ".join(path)
 
 
+def _one_line(message: str) -> str:
+    """click's message on one line: a missing choice lists its values one per line."""
+    return re.sub(r"\s*\n\s*", " ", message.strip())
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: click's usage errors, too, become one line and exit 2."""
     if os.environ.get("NO_COLOR"):
@@ -175,12 +214,12 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(EXIT_ERROR)
     except click.UsageError as err:
         where = err.ctx.command_path if err.ctx else _command_path(sys.argv[1:] if argv is None else argv)
-        click.echo(f"session: {err.format_message()} (see `{where} --help`)", err=True)
+        click.echo(f"session: {_one_line(err.format_message())} (see `{where} --help`)", err=True)
         sys.exit(EXIT_ERROR)
     except click.ClickException as err:
-        click.echo(f"session: {err.format_message()}", err=True)
+        click.echo(f"session: {_one_line(err.format_message())}", err=True)
         sys.exit(err.exit_code)
     except click.Abort:
         click.echo("session: interrupted", err=True)
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     sys.exit(code if isinstance(code, int) else 0)

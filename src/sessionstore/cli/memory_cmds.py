@@ -21,7 +21,7 @@ from ..memory.hooks import (
     install_git_hook,
     install_merge_driver,
 )
-from .output import error_line
+from .output import FilePath, error_line
 
 EXIT_CHANGED = 1
 EXIT_ERROR = 2
@@ -87,7 +87,7 @@ def squash(paths: list[Path], settings: Settings, *, check: bool = False, verbos
 
 
 @memory.command("squash")
-@click.argument("files", nargs=-1, type=click.Path(path_type=Path))
+@click.argument("files", nargs=-1, type=FilePath(path_type=Path))
 @click.option("--check", is_flag=True, help="Change nothing; report and exit 1 if a file would change.")
 @click.option("--max-lines", type=click.IntRange(min=1), help="Line cap (default: memory_max_lines, 200).")
 @click.option("--max-bytes", type=click.IntRange(min=1), help="Byte cap (default: memory_max_bytes, 25000).")
@@ -122,7 +122,7 @@ def append(session_name: str, summary: str, path: Path | None, *, verbose: bool 
 @click.argument("session_name")
 @click.argument("summary")
 @click.option(
-    "--file", "path", type=click.Path(path_type=Path), help="MEMORY.md (default: at the git top level)."
+    "--file", "path", type=FilePath(path_type=Path), help="MEMORY.md (default: at the git top level)."
 )
 @click.option("--verbose", "-v", is_flag=True, help="List every removed line.")
 def append_cmd(session_name: str, summary: str, path: Path | None, verbose: bool) -> int:

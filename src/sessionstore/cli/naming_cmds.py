@@ -90,9 +90,9 @@ def rename(
     store: SessionStore, old: str, new: str | None, *, title: str | None = None, fmt: str | None = None
 ) -> int:
     """`session rename`: rename `old` to `new` and/or set its title; exit 0."""
+    old = require_session(store, old)  # first: the hint below shows the name
     if new is None and title is None:
         raise fail(f"give the NEW name, or --title TEXT (e.g. `session rename {old} {old}-v2`)")
-    old = require_session(store, old)
     name = old
     if new is not None:
         naming.rename(store, old, new)

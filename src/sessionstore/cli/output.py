@@ -221,6 +221,16 @@ def json_options(*, stream: bool, dest: str = "fmt") -> Callable[[Callable[..., 
     return decorate
 
 
+class FilePath(click.Path):
+    """`click.Path` refusing an empty value, which pathlib would read as '.' (the current directory),
+    so the error would name a confusing '.' instead of the empty argument."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value == "":
+            self.fail("is empty: give a file name", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def no_pager_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--no-pager", "no_pager", is_flag=True, help="Print straight to stdout.")(f)
 
@@ -232,6 +242,8 @@ def fail(message: str) -> SessionStoreError:
 
 def stdout_bytes(data: bytes) -> None:
     """Write raw bytes to stdout (JSON exports keep their exact encoding)."""
+    if sys.stdout is None:  # `session export NAME >&-`: Python started without a file descriptor 1
+        raise fail("cannot write: stdout is closed; redirect it to a file (> FILE) or a pipe")
     sys.stdout.flush()
     sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()

@@ -5,12 +5,14 @@ Both load pydantic-ai, so every such import sits inside the command functions.
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from .output import (
+    FilePath,
     complete_rev,
     fail,
     json_options,
@@ -37,7 +39,7 @@ EXPORT_FORMATS = ("pydantic-ai", "html")
 
 
 @click.command("import")
-@click.argument("file", type=click.Path(path_type=Path, dir_okay=True), required=False)
+@click.argument("file", type=FilePath(path_type=Path, dir_okay=True), required=False)
 @click.option(
     "--format",
     "fmt",
@@ -180,6 +182,12 @@ def import_file(store: SessionStore, source: Path, *, fmt: str, name: str | None
         (f"{name}-{t.suggested_name.rsplit('-', 1)[-1]}" if name else t.suggested_name) if several else name
         for t in transcripts
     ]
+    uses = Counter(n or t.suggested_name for t, n in zip(transcripts, names, strict=True))
+    if twice := next((n for n, k in uses.items() if k > 1), None):  # else one is in when the next fails
+        raise fail(
+            f"{source}: {uses[twice]} of its conversations would be session {twice!r}: give each record "
+            "its own task_id (nothing was written)"
+        )
     plans = [_plan(store, t, n) for t, n in zip(transcripts, names, strict=True)]  # refusals first
     if refused := next((p for p in plans if isinstance(p, str)), None):
         raise fail(refused)

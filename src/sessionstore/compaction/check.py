@@ -2,9 +2,10 @@
 
 The same deterministic extraction that drives the offline summarizer lists what the replaced messages
 bind: current user constraints and facts, with their values. An item counts as kept when the summary
-states each of its values (case and markdown ignored) and most of its content words; whatever is not
-kept is appended verbatim under `## Critical Context` as "kept from the transcript", so a model can
-add, rephrase and reorder, but never lose a rule or a value. Superseded items are not required (a
+states it verbatim, or each of its values whole (case and markdown ignored; "$5000" does not state
+"$500") and most of its content words; whatever is not kept is appended verbatim under
+`## Critical Context` as "kept from the transcript", so a model can add, rephrase and reorder, but
+never lose a rule or a value. Superseded items are not required (a
 summary should not present them as current).
 """
 
@@ -35,13 +36,35 @@ def _stems(text: str) -> set[str]:
     return {w[:_STEM] for w in key_words(text)}
 
 
-def states(summary: str, item: Item) -> bool:
-    """Whether `summary` states `item`: every value present, and most content words (by 5-letter stem)."""
-    flat = normalize(summary)
-    if any(normalize(v) not in flat for v in item.values):
-        return False
-    if normalize(item.text) in flat:
+def _holds(flat: str, value: str) -> bool:
+    """Whether normalized `flat` holds `value` whole, not inside a longer word or number: "$5000",
+    "$500,000" and "$500.50" do not state "$500", nor "130 s" "30 s", nor "host:54321" "host:5432"."""
+    v = normalize(value)
+    if not v:
         return True
+    at = flat.find(v)
+    while at >= 0:
+        end = at + len(v)
+        joined_before = v[0].isalnum() and at > 0 and flat[at - 1].isalnum()
+        nxt = flat[end : end + 2]
+        joined_after = v[-1].isalnum() and (
+            nxt[:1].isalnum() or (v[-1].isdigit() and nxt[:1] in (".", ",") and nxt[1:2].isdigit())
+        )
+        if not joined_before and not joined_after:
+            return True
+        at = flat.find(v, at + 1)
+    return False
+
+
+def states(summary: str, item: Item) -> bool:
+    """Whether `summary` states `item`: every value present (whole), and most content words (by
+    5-letter stem)."""
+    flat = normalize(summary)
+    core = item.text.rstrip(" .,;:!?")  # its closing stop is no part of a value ("$500." in "$500.50")
+    if core and _holds(flat, core):  # verbatim (a line `complete` added): stated, values and all
+        return True
+    if not all(_holds(flat, v) for v in item.values):
+        return False
     wanted = _stems(item.text)
     if not wanted:
         return True

@@ -20,6 +20,7 @@ request, consecutive tool results another; a user message after tool results sta
 
 from __future__ import annotations
 
+from itertools import chain, count
 from pathlib import Path
 from typing import Any
 
@@ -63,17 +64,29 @@ def _conversation(item: object) -> list[Any] | None:
 
 def conversations(data: object) -> list[tuple[str | None, list[Any]]] | None:
     """(label, chat messages) of every conversation in a parsed document, or None when it is not this
-    format. The label is a record's `task_id` (or its index) when the document holds many."""
+    format. The label is a record's `task_id` (or its index) when the document holds many; a task_id
+    seen before gets `.<trial>` (tau-bench runs each task several times) or `.<n>`, so labels, and
+    the session names made from them, are unique within the document."""
     if (single := _conversation(data)) is not None:
         return [(None, single)]
     if isinstance(data, list) and data and all(_conversation(r) is not None for r in data):
         out = []
+        seen: set[str] = set()
         for i, record in enumerate(data):
             task = record.get("task_id") if isinstance(record, dict) else None
-            label = str(task) if isinstance(task, str | int) and not isinstance(task, bool) else str(i)
+            label = str(task) if _is_id(task) else str(i)
+            if label in seen:
+                trial = record.get("trial") if isinstance(record, dict) else None
+                tries = chain([trial] if _is_id(trial) else [], count(1))
+                label = next(f"{label}.{t}" for t in tries if f"{label}.{t}" not in seen)
+            seen.add(label)
             out.append((label, _conversation(record) or []))
         return out
     return None
+
+
+def _is_id(value: object) -> bool:
+    return isinstance(value, str | int) and not isinstance(value, bool)
 
 
 def looks_like(text: str) -> bool:

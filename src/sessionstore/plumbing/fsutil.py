@@ -50,6 +50,10 @@ def read_regular(path: Path, *, what: str) -> bytes:
     except OSError as err:
         if isinstance(err, FileNotFoundError):
             raise
+        if isinstance(err, PermissionError):  # a regular file we may not read: moving it is no fix
+            raise SessionStoreError(
+                f"cannot read {what} at {path}: {err.strerror or err}; check its permissions"
+            ) from None
         raise SessionStoreError(
             f"{what} at {path} is not a regular file ({err.strerror or err}): move it aside"
         ) from None

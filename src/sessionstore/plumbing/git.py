@@ -3,7 +3,7 @@
 Sharing (DESIGN §12) keeps sessions as git objects, so git's packfiles, transport and atomic ref updates
 do the work. This module is the only place that starts `git`: `fast-import` writes many commits from one
 stream, `cat-file --batch` reads many objects through one pipe (a feeder thread writes the requests so
-neither side can block the other), and every failure is a `GitError` whose message is git's own last
+neither side can block the other), and every failure is a `GitError` whose message is git's own error
 line plus what to do. No Python git library: the `git` on PATH is what the user's remotes are set up for.
 """
 
@@ -21,6 +21,13 @@ from ..errors import SessionStoreError
 
 ZERO = "0" * 40
 """What git calls the id of a ref that does not exist."""
+
+_ADVICE = (
+    "hint:",
+    "warning:",
+    "Please make sure you have the correct access rights",
+    "and the repository exists",
+)
 
 
 class GitError(SessionStoreError):
@@ -54,18 +61,31 @@ class Git:
 
     # -- one-shot commands ---------------------------------------------------------------------------
 
-    def run(self, *args: str, input: bytes | None = None, check: bool = True, what: str = "") -> bytes:
-        """stdout of `git ARGS` (bytes); a failure raises `GitError` with git's last stderr line."""
+    def run(
+        self, *args: str, input: bytes | None = None, check: bool = True, what: str = "", fix: str = ""
+    ) -> bytes:
+        """stdout of `git ARGS` (bytes); a failure raises `GitError` with git's own reason (and `fix`)."""
         proc = subprocess.run(["git", "-C", str(self.top), *args], input=input, capture_output=True)
         if check and proc.returncode != 0:
-            raise self.error(proc.stderr, what or f"git {args[0]}")
+            raise self.error(proc.stderr, what or f"git {args[0]}", fix)
         return proc.stdout
 
     @staticmethod
-    def error(stderr: bytes, what: str) -> GitError:
+    def error(stderr: bytes, what: str, fix: str = "") -> GitError:
+        """`GitError("<what> failed: <git's reason>[: <fix>]")`. The reason is git's first line that is
+        not advice: git ends a failure with generic lines ("Please make sure you have the correct
+        access rights / and the repository exists.") after the one that says what went wrong."""
         lines = [ln.strip() for ln in stderr.decode(errors="replace").splitlines() if ln.strip()]
-        said = lines[-1] if lines else "no message"
-        return GitError(f"{what} failed: {said}")
+        reasons = [ln for ln in lines if not ln.startswith(_ADVICE)]
+        said = reasons[0] if reasons else lines[-1] if lines else "no message"
+        for prefix in ("fatal: ", "error: "):
+            said = said.removeprefix(prefix)
+        return GitError(f"{what} failed: {said}" + (f": {fix}" if fix else ""))
+
+    @staticmethod
+    def remote_fix(remote: str) -> str:
+        """What to do when `remote` cannot be read or written."""
+        return f"check its URL (`git remote get-url {remote}`) and that you can reach it"
 
     def remotes(self) -> list[str]:
         return self.run("remote").decode().split()
@@ -82,7 +102,13 @@ class Git:
 
     def ls_remote(self, remote: str, prefix: str) -> dict[str, str]:
         """{ref name below `prefix`: commit id} on `remote` (one connection, no objects fetched)."""
-        out = self.run("ls-remote", remote, f"{prefix}*", what=f"reading the refs of remote {remote!r}")
+        out = self.run(
+            "ls-remote",
+            remote,
+            f"{prefix}*",
+            what=f"reading the refs of remote {remote!r}",
+            fix=self.remote_fix(remote),
+        )
         tips = {}
         for row in out.decode().splitlines():
             sha, ref = row.split("\t", 1)
@@ -120,9 +146,14 @@ class Git:
         )
         return proc.stdout.decode(errors="replace"), proc.stderr.decode(errors="replace")
 
-    def update_ref(self, ref: str, new: str, old: str | None = None) -> None:
-        """Move `ref` to `new` atomically (only if it is still `old`, when given)."""
-        self.run("update-ref", ref, new, *([old] if old is not None else []))
+    def update_refs(self, refs: dict[str, str]) -> None:
+        """Move each ref to its commit in one `git update-ref --stdin` (one process for any number)."""
+        if refs:
+            self.run(
+                "update-ref",
+                "--stdin",
+                input="".join(f"update {r} {new}\n" for r, new in refs.items()).encode(),
+            )
 
     def delete_ref(self, ref: str) -> None:
         self.run("update-ref", "-d", ref, check=False)

@@ -62,8 +62,8 @@ def import_transcript(
                 f"`session log {name}` shows what {name!r} holds)"
             )
         remove_leftover_import(store, name, locked=True)  # what an interrupted import left
-        staging = staging_store(store, name)
-        try:
+        try:  # from the staging directory's first mkdir: a Ctrl-C in it leaves nothing behind
+            staging = staging_store(store, name)
             with interrupt_checks() as interrupted:
                 session = Session(staging, name)
                 total = len(transcript.steps)

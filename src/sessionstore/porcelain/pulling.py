@@ -22,7 +22,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import SessionStoreError, StaleSessionError, UnknownRevision
+from ..errors import StaleSessionError, UnknownRevision
+from ..plumbing.codec import line_count
 from ..plumbing.commits import Commit, parse_line
 from ..plumbing.fsutil import fsync_dir, write_temp
 from ..plumbing.git import Git, GitError
@@ -34,6 +35,7 @@ from .sharing import (
     DIVERGED,
     FAST_FORWARD,
     NEW,
+    REJECTED,
     SESSION_REFS,
     UP_TO_DATE,
     Outcome,
@@ -51,9 +53,21 @@ Chain = list[tuple[str, int, str]]
 """A remote session as (git commit, seq, store commit id), oldest first."""
 
 
+class Refused(GitError):
+    """A remote session that cannot be pulled as it is (not written by `session push`, damaged, under
+    a ref no session name fits, its copy's name taken, or the local session moved meanwhile): that
+    session is reported `REJECTED` with this message, nothing of it is written, the others are pulled."""
+
+
 def pull(store: SessionStore, remote: str = DEFAULT_REMOTE, names: Sequence[str] = ()) -> list[Outcome]:
-    """Fetch the remote's sessions (all, or `names`) and bring the local store up to them."""
-    git = open_git(store, remote)
+    """Fetch the remote's sessions (all, or `names`) and bring the local store up to them.
+
+    One outcome per session; a remote session that is refused (`Refused`: see `read_chain` and
+    `_import`) is `REJECTED` with the reason, and changes nothing, while the others are pulled. A
+    session deleted on the remote is no longer pulled (its tracking ref is pruned); the local one stays.
+    """
+    git = open_git(store, remote, "pull")
+    names = list(dict.fromkeys(names))
     if names:
         there = git.ls_remote(remote, SESSION_REFS)
         missing = [n for n in names if n not in there]
@@ -62,50 +76,88 @@ def pull(store: SessionStore, remote: str = DEFAULT_REMOTE, names: Sequence[str]
             raise UnknownRevision(f"no session {missing[0]!r} on remote {remote!r}{have}")
     prefix = tracking_prefix(remote)
     wanted = [f"+{SESSION_REFS}{n}:{prefix}{n}" for n in names] or [f"+{SESSION_REFS}*:{prefix}*"]
-    git.run("fetch", "--no-tags", "--quiet", remote, *wanted, what=f"git fetch from {remote!r}")
+    fetch = ("fetch", "--no-tags", "--quiet", "--prune", remote, *wanted)
+    git.run(*fetch, what=f"git fetch from {remote!r}", fix=git.remote_fix(remote))
     tips = {n: sha for n, (sha, _) in git.refs(prefix).items()}
-    chosen = list(names) or sorted(tips)
-    return [_pull_one(store, git, remote, name, tips[name]) for name in chosen]
+    out = []
+    pulled: dict[str, str] = {}  # refs/sessions/<name> -> the git commit its log now ends with
+    try:
+        for name in list(names) or sorted(tips):
+            try:
+                if not is_valid_name(name):
+                    raise _refused(
+                        name, remote, f"remote ref {SESSION_REFS}{name}: {name!r} is not a session name"
+                    )
+                out.append(_pull_one(store, git, remote, name, tips[name], pulled))
+            except Refused as err:
+                out.append(Outcome(name, REJECTED, detail=str(err)))
+    finally:  # what a push exports from (a stale one costs a re-export of the same commits, no more)
+        git.update_refs(pulled)
+    return out
 
 
-def read_chain(git: Git, name: str, tip: str) -> Chain:
-    """The remote session at `tip`, checked to be a linear chain of sessionstore commits."""
+def _refused(name: str, remote: str, why: str) -> Refused:
+    return Refused(
+        f"{why}: nothing was pulled; it was not written by `session push` "
+        f"(`git push {remote} :{SESSION_REFS}{name}` removes it from {remote})"
+    )
+
+
+def read_chain(git: Git, name: str, tip: str, remote: str = DEFAULT_REMOTE) -> Chain:
+    """The remote session at `tip`, checked to be a linear chain of sessionstore commits (else
+    `Refused`, naming the first git object that is not one)."""
     out: Chain = []
     for sha, parents, subj in git.chain(tip):
         parsed = parse_subject(subj)
         expect = [out[-1][0]] if out else []
         if parsed is None or parents != expect or parsed[0] != len(out) + 1:
-            raise GitError(
-                f"remote session {name!r} is not a sessionstore chain at git commit {sha[:12]}: "
-                "nothing was pulled; it was not written by `session push`"
+            raise _refused(
+                name, remote, f"remote session {name!r} is not a sessionstore chain at git commit {sha[:12]}"
             )
         out.append((sha, parsed[0], parsed[1]))
+    if not out:  # a ref at a blob or a tree: `git log` lists no commit
+        raise _refused(
+            name, remote, f"remote session {name!r} is not a sessionstore chain: {tip[:12]} is no commit"
+        )
     return out
 
 
-def _pull_one(store: SessionStore, git: Git, remote: str, name: str, tip: str) -> Outcome:
-    chain = read_chain(git, name, tip)
+def _pull_one(
+    store: SessionStore, git: Git, remote: str, name: str, tip: str, pulled: dict[str, str]
+) -> Outcome:
+    chain = read_chain(git, name, tip, remote)
     local = _local_ids(store, name)
     common = _common(local, chain)
     if common == len(chain):
-        if len(local) == common and local and any(c.kind == "compaction" for c in local):
-            with store.lock(name):
-                ensure_checkpoint_refs(store, name, local)  # a pull killed before its refs: finish it
+        _finish_refs(store, name, local)
         return Outcome(name, UP_TO_DATE if common == len(local) else AHEAD, len(local) - common)
     if common == len(local):
         _import(store, git, name, chain[common:], local)
+        pulled[f"{SESSION_REFS}{name}"] = chain[-1][0]
         return Outcome(name, NEW if not local else FAST_FORWARD, len(chain) - common)
     copy = divergence_name(name, remote, chain[common][2])
     theirs = _local_ids(store, copy)
     done = _common(theirs, chain)
     if done < len(theirs):
-        raise SessionStoreError(
+        raise Refused(
             f"session {copy!r} (the copy of {remote}'s {name!r}) has commits of its own: rename it "
-            f"(`session fork {copy} NEW`) and pull again; nothing was pulled"
+            f"(`session rename {copy} NEW`) and pull again; nothing was pulled"
         )
     if done < len(chain):
         _import(store, git, copy, chain[done:], theirs)
+        pulled[f"{SESSION_REFS}{copy}"] = chain[-1][0]
+    else:
+        _finish_refs(store, copy, theirs)
     return Outcome(name, DIVERGED, len(chain) - done, into=copy)
+
+
+def _finish_refs(store: SessionStore, name: str, commits: Sequence[Commit]) -> None:
+    """The checkpoint refs of a session (or divergence copy) that has every remote commit already:
+    a pull killed between its append and its refs left them out, and this pull finishes that."""
+    wanted = sum(1 for c in commits if c.kind == "compaction")
+    if wanted and len({ref.k for ref in store.refs.list(name)} & set(range(1, wanted + 1))) < wanted:
+        with store.lock(name):
+            ensure_checkpoint_refs(store, name)
 
 
 def divergence_name(name: str, remote: str, first_theirs: str) -> str:
@@ -146,7 +198,7 @@ def _import(store: SessionStore, git: Git, name: str, part: Chain, before: Seque
             or commit.parent != (head.id if head else None)
             or commit.seq != (head.seq + 1 if head else 1)
         ):
-            raise GitError(
+            raise Refused(
                 f"remote commit {cid[:7]} of session {name!r} (git {sha[:12]}) does not verify: "
                 "nothing was pulled; the remote's copy is damaged"
             )
@@ -163,11 +215,12 @@ def _import(store: SessionStore, git: Git, name: str, part: Chain, before: Seque
     blobs = dict(zip(needed, git.cat(needed.values()), strict=True))
     for oid, data in blobs.items():
         if data is None or hash_bytes(data) != oid:
-            raise GitError(
+            raise Refused(
                 f"blob {oid[:12]} of session {name!r} is missing or corrupt on the remote: nothing was pulled"
             )
     local_head = before[-1] if before else None
-    changed = SessionStoreError(f"session {name!r} changed while pulling: pull again")
+    check_counts(store, name, local_head, part, commits, blobs)  # type: ignore[arg-type]  (no None)
+    changed = Refused(f"session {name!r} changed while pulling: nothing was pulled; pull again")
     with store.lock(name):
         log = store.log(name)
         now = log.head()  # the ids chain: the same head id at the same place is the same history
@@ -179,7 +232,33 @@ def _import(store: SessionStore, git: Git, name: str, part: Chain, before: Seque
         except StaleSessionError:
             raise changed from None
         ensure_checkpoint_refs(store, name)
-    git.update_ref(f"{SESSION_REFS}{name}", part[-1][0])
+
+
+def check_counts(
+    store: SessionStore,
+    name: str,
+    head: Commit | None,
+    part: Chain,
+    commits: Sequence[Commit],
+    blobs: dict[str, bytes],
+) -> None:
+    """Refuse remote commits whose `count` (and `sizes`) their blobs do not hold, as fsck checks a
+    log: such a line verifies (its id is rehashed), yet the session would not load once it is pulled.
+    `blobs`: the verified new ones; the others are read from the store."""
+    messages: dict[str, int] = {}
+    count = head.count if head else 0
+    for (sha, _, _), c in zip(part, commits, strict=True):
+        added = 0
+        for oid in tree_blobs(c):
+            if oid not in messages:
+                messages[oid] = line_count(blobs[oid] if oid in blobs else store.objects.read(oid))
+            added += messages[oid]
+        count = added if c.is_reset else count + added
+        if count != c.count or len(c.sizes) != (count if c.is_reset else added):
+            raise Refused(
+                f"remote commit {c.id[:7]} of session {name!r} (git {sha[:12]}) says {c.count} messages, "
+                f"its blobs hold {count}: nothing was pulled; the remote's copy is damaged"
+            )
 
 
 def _place(commit: Commit | None) -> tuple[str, int] | None:

@@ -26,6 +26,7 @@ from ..errors import SessionStoreError
 from ..memory.redact import find_secret_in
 from ..plumbing.commits import Commit, parse_line
 from ..plumbing.git import Git, GitError
+from ..plumbing.names import is_valid_name
 
 if TYPE_CHECKING:
     from .layout import StoreLayout as SessionStore
@@ -73,20 +74,28 @@ def parse_subject(text: str) -> tuple[int, str] | None:
     return int(parts[1]), parts[2]
 
 
-def open_git(store: SessionStore, remote: str | None) -> Git:
-    """The repository around the store; `remote`, when given, must be one of its remotes."""
+def open_git(store: SessionStore, remote: str | None, verb: str = "push") -> Git:
+    """The repository around the store; `remote`, when given, must be one of its remotes (a session's
+    name given there is named as such: `session push fix-auth` means `session push origin fix-auth`)."""
     git = Git.around(store.root)
     if remote is not None and remote not in (known := git.remotes()):
         have = f" (it has: {', '.join(known)})" if known else " (it has none)"
-        raise GitError(
-            f"no git remote {remote!r} in {git.top}{have}: add it with `git remote add {remote} URL`"
-        )
+        if "/" in remote or ":" in remote:  # a URL or a path where the remote's name goes
+            raise GitError(
+                f"{remote!r} is not a git remote's name: add it as one (`git remote add NAME {remote}`) "
+                f"and give that NAME{have}"
+            )
+        if is_valid_name(remote) and store.exists(remote):
+            fix = f"session {remote!r} goes after the remote: `session {verb} {DEFAULT_REMOTE} {remote}`"
+        else:
+            fix = f"add it with `git remote add {remote} URL`"
+        raise GitError(f"no git remote {remote!r} in {git.top}{have}: {fix}")
     return git
 
 
 def check_shareable(store: SessionStore, names: Sequence[str]) -> list[str]:
     """`names` (default: every session), each an existing session whose name is a valid git ref."""
-    chosen = list(names) or store.sessions()
+    chosen = list(dict.fromkeys(names)) or store.sessions()
     for name in chosen:
         store.require(name)  # "no session ...; did you mean ...?"
         if name.endswith((".", ".lock")):
@@ -184,16 +193,48 @@ def _stream(store: SessionStore, plans: list[tuple[str, list[Commit], bytes, str
 
 # -- secrets ------------------------------------------------------------------------------------------
 
+_ESCAPES = (
+    (b'\\"', b'"'),
+    (b"\\n", b"\n"),
+    (b"\\t", b"\t"),
+    (b"\\r", b"\r"),
+    (b"\\/", b"/"),
+    (b"\\b", b"\b"),
+    (b"\\f", b"\f"),
+)
+_CONTROL = re.compile(rb"\\u([0-9a-fA-F]{4})")
+
+
+def json_text(data: bytes) -> bytes:
+    """`data` (JSON) with its string escapes decoded: the text its strings hold, its structure kept.
+
+    `bytes.replace` per escape (a push-sized scan cannot afford a regex callback per `\n`); an escaped
+    backslash is parked on NUL first, which JSON never holds raw, so `\\n` stays a backslash and an n.
+    """
+    if b"\\" not in data:
+        return data
+    data = data.replace(b"\\\\", b"\x00")
+    for escaped, plain in _ESCAPES:
+        data = data.replace(escaped, plain)
+    if b"\\u" in data:  # orjson escapes only control characters this way
+        data = _CONTROL.sub(lambda m: chr(int(m[1], 16)).encode("utf-8", "surrogatepass"), data)
+    return data.replace(b"\x00", b"\\")
+
+
+def secret_in(data: bytes) -> str | None:
+    """The pattern name of the first credential-looking text in a blob or log line (JSON), or None.
+
+    The patterns are made for text, as MEMORY.md holds it, so they are tried on the text the JSON
+    encodes: in a blob, a message's `{"password": "..."}` is `{\"password\": \"...\"}` and a line
+    starting `ghp_...` follows `\n`, which neither the assignment pattern nor a `\b` matches.
+    """
+    return find_secret_in(json_text(data))
+
 
 def scan_outgoing(git: Git, name: str, tip: str, exclude: Sequence[str]) -> tuple[str, str] | None:
     """(commit description, pattern name) of the first credential-looking text in what a push of `tip`
     would send (every object reachable from it and from none of `exclude`), or None when clean."""
-    listing = git.run("rev-list", "--objects", tip, "--not", *exclude, "--").decode().splitlines()
-    paths = {}
-    for row in listing:
-        sha, _, path = row.partition(" ")
-        if path == "line" or path.startswith("objects/"):
-            paths.setdefault(sha, path)
+    paths = _outgoing(git, [tip], exclude)
     shas = list(paths)
     owner: dict[str, Commit] = {}  # store blob id -> first outgoing commit naming it
     blobs: list[tuple[str, bytes]] = []
@@ -210,12 +251,31 @@ def scan_outgoing(git: Git, name: str, tip: str, exclude: Sequence[str]) -> tupl
         else:
             blobs.append((paths[sha][len("objects/") :], data))
     for key, data in blobs:
-        pattern_name = find_secret_in(data)
+        pattern_name = secret_in(data)
         if pattern_name:
             commit = parse_line(data.rstrip(b"\n"), name, 0) if key == "line" else owner.get(key)
             where = f"commit {commit.id[:7]} ({name}@{commit.seq})" if commit else f"blob {key[:12]}"
             return where, pattern_name
     return None
+
+
+def _outgoing(git: Git, tips: Sequence[str], exclude: Sequence[str]) -> dict[str, str]:
+    """{git blob: its path (`line` or `objects/<id>`)} of what a push of `tips` would send."""
+    listing = git.run("rev-list", "--objects", *tips, "--not", *exclude, "--").decode().splitlines()
+    paths: dict[str, str] = {}
+    for row in listing:
+        sha, _, path = row.partition(" ")
+        if path == "line" or path.startswith("objects/"):
+            paths.setdefault(sha, path)
+    return paths
+
+
+def any_secret_outgoing(git: Git, tips: Sequence[str], exclude: Sequence[str]) -> bool:
+    """Whether anything a push of all `tips` would send looks like a credential: one `rev-list` and
+    one `cat-file` for every session (a push of 100 sessions spent 1.4 s in per-session scans), so
+    only a push that holds one pays for `scan_outgoing` per session to name it."""
+    shas = list(_outgoing(git, tips, exclude))
+    return any(data is not None and secret_in(data) for data in git.cat(shas))
 
 
 # -- push ---------------------------------------------------------------------------------------------
@@ -246,8 +306,8 @@ def push(
         there = remote_tips.get(name)
         if tip is None or there == tip:
             outcomes[name] = Outcome(name, UP_TO_DATE)
-        elif there is not None and not git.has_commit(there):
-            outcomes[name] = _pull_first(name, remote)
+        elif there is not None and (not git.has_commit(there) or git.is_ancestor(tip, there)):
+            outcomes[name] = _pull_first(name, remote)  # behind it: fetched or not, a pull fast-forwards
         elif there is not None and not git.is_ancestor(there, tip):
             outcomes[name] = Outcome(
                 name,
@@ -257,7 +317,7 @@ def push(
             )
         else:
             sending.append(name)
-    if not allow_secrets:
+    if not allow_secrets and sending and any_secret_outgoing(git, [local[n] for n in sending], known_remote):
         for name in sending:
             found = scan_outgoing(git, name, local[name], known_remote)
             if found:
@@ -266,10 +326,12 @@ def push(
                     "was pushed: remove it (check out or fork from before it) or pass --allow-secrets"
                 )
     if sending:
-        counts = {name: _count(git, local[name], remote_tips.get(name)) for name in sending}
-        for name, ok, why in _git_push(git, remote, sending):
+        seqs = _seqs(git, [local[n] for n in sending] + [remote_tips[n] for n in sending if n in remote_tips])
+        counts = {n: seqs[local[n]] - (seqs[remote_tips[n]] if n in remote_tips else 0) for n in sending}
+        verdicts = _git_push(git, remote, sending)
+        git.update_refs({f"{tracking_prefix(remote)}{n}": local[n] for n, ok, _ in verdicts if ok})
+        for name, ok, why in verdicts:
             if ok:
-                git.update_ref(f"{tracking_prefix(remote)}{name}", local[name])
                 status = NEW if name not in remote_tips else PUSHED
                 outcomes[name] = Outcome(name, status, counts[name])
             elif "non-fast-forward" in why or "fetch first" in why:
@@ -285,8 +347,15 @@ def _pull_first(name: str, remote: str) -> Outcome:
     )
 
 
-def _count(git: Git, tip: str, there: str | None) -> int:
-    return int(git.run("rev-list", "--count", tip, *([f"^{there}"] if there else []), "--").strip())
+def _seqs(git: Git, commits: Sequence[str]) -> dict[str, int]:
+    """{git commit: the store seq its subject names} (one `cat-file` for all): how many commits a
+    push sends is the difference, as the chain has one git commit per seq."""
+    out = {}
+    for sha, data in zip(commits, git.cat(commits), strict=True):
+        message = data.split(b"\n\n", 1)[1] if data and b"\n\n" in data else b""
+        parsed = parse_subject(message.split(b"\n", 1)[0].decode(errors="replace"))
+        out[sha] = parsed[0] if parsed else 0
+    return out
 
 
 _PORCELAIN = re.compile(r"^(?P<flag>.)\t(?P<src>[^:]*):(?P<dst>\S+)\t(?P<summary>.*)$")
@@ -301,7 +370,7 @@ def _git_push(git: Git, remote: str, names: Sequence[str]) -> list[tuple[str, bo
         if m and m["dst"].startswith(SESSION_REFS):
             said[m["dst"][len(SESSION_REFS) :]] = (m["flag"] in " *=+", m["summary"])
     if not said:
-        raise git.error(stderr.encode(), f"git push to {remote!r}")
+        raise git.error(stderr.encode(), f"git push to {remote!r}", git.remote_fix(remote))
     remote_lines = [
         ln[len("remote:") :].strip()
         for ln in stderr.splitlines()
