@@ -233,3 +233,12 @@ def test_a_user_correction_supersedes_the_assistant_restating_the_old_value() ->
     assert [i.text for i in ex.superseded()] == ["The budget is $500.", "Noted: the budget is $500."]
     ex = resolve(extract([*said, ModelResponse(parts=[TextPart("The budget is $900 in the old plan.")])]))
     assert "Actually the budget is $700, not $500." in [i.text for i in ex.items if not i.superseded]
+
+
+def test_noise_detection_does_not_backtrack_on_many_tags_before_text() -> None:
+    """A user message of 200 tag pairs and then words is the user's (not harness noise), decided in one
+    pass: the tag-only test matches each element once, where backtracking over how to group the
+    elements never returned at 40 pairs."""
+    assert not is_noise("<td>x</td>" * 200 + " please fix the table")
+    assert is_noise("<command-name>/clear</command-name>\n<command-message>clear</command-message>\n")
+    assert is_noise("<a>x</a>" * 200)

@@ -99,3 +99,14 @@ def test_nothing_is_lost_and_order_is_kept(text: str) -> None:
     pieces = split_sentences(text)
     assert all(p and p == p.strip() for p in pieces)
     assert "".join("".join(pieces).split()) == "".join(text.split())
+
+
+def test_a_long_line_splits_in_time_linear_in_its_length() -> None:
+    """Each dot looks back a bounded window for its abbreviation, not the whole line before it: a
+    370 KB one-line message (a pasted minified log) splits as it should, where a scan of the prefix per
+    dot would take many minutes."""
+    line = "Use v1. Then go, etc. Ask Dr. Smith. " * 10_000
+    pieces = split_sentences(line)
+    assert len(pieces) == 3 * 10_000 and pieces[:3] == ["Use v1.", "Then go, etc.", "Ask Dr. Smith."]
+    long_word = "x" * 100 + "e.g. Next"  # a word longer than the window is not an abbreviation's tail
+    assert split_sentences(long_word) == ["x" * 100 + "e.g.", "Next"]

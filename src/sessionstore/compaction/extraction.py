@@ -88,7 +88,7 @@ _BLOCKED = re.compile(
 _BIND = re.compile(
     r"\b(?:is|are|was|were|runs on|lives|uses|set to|changed to|moved to|owner|owned|on-call|belongs)\b"
     r"|\b(?:set|change|move|switch|update|bump|raise|lower|increase|decrease|reduce|extend|push|point|reset)\b"
-    r"[^.?!]*\bto\b"  # "Change the settings file to /etc/app.conf": a correction binds with "to"
+    r"[^.?!]{0,80}?\bto\b"  # "Change the settings file to /etc/app.conf": a correction binds with "to"
     r"|是|为|為|は|が",  # CJK copulas bind with no space around them ("预算是500美元")
     re.I,
 )
@@ -107,7 +107,7 @@ _ACK = re.compile(
 _NOISE = re.compile(
     r"^\s*(?:Caveat: The messages below|\[Request interrupted|\[tool output elided|"
     r"(?:Stop|SubagentStop|PreToolUse|PostToolUse|UserPromptSubmit|SessionStart|Notification)"
-    r"(?: hook|:| operation)|(?:<([\w-]+)[^>]*>[\s\S]*?</\1>\s*)+$)",
+    r"(?: hook|:| operation)|(?>(?:<([\w-]+)[^>]*>[\s\S]*?</\1>\s*))+$)",  # atomic: one way per element
     re.I,
 )
 _REMINDER = re.compile(

@@ -72,17 +72,27 @@ the others (titles, "e.g.", "approx.", "No.") are always followed by more of the
 
 _END = re.compile(r"[.!?]+[\"')\]*_`]*(?=\s|$)")
 _WORD_BEFORE = re.compile(r"([\w.]+)$")
+_WINDOW = 40  # longer than any abbreviation
+_WORD_CHARS = re.compile(r"[\w.]")
+_AFTER_NUMBER = re.compile(r"\d\s?$")  # "540 ms.", "5 min.": the abbreviation is a unit
+_NEXT = re.compile(r"\s*(\S)")
 
 
 def _is_abbreviation(line: str, dot: int) -> bool:
-    """Whether the `.` at `dot` closes an abbreviation or an initial rather than a sentence."""
-    match = _WORD_BEFORE.search(line, 0, dot)
-    if not match:
-        return False
+    """Whether the `.` at `dot` closes an abbreviation or an initial rather than a sentence.
+
+    It reads a bounded window around the dot (never the whole line before it), so splitting a line
+    stays linear in its length however many dots it has."""
+    start = max(0, dot - _WINDOW)
+    match = _WORD_BEFORE.search(line, start, dot)
+    if not match or (match.start(1) == start and start > 0 and _WORD_CHARS.match(line, start - 1)):
+        return False  # no word, or one longer than the window: no abbreviation is that long
     word = match.group(1).lower().strip(".")
     if word in ABBREVIATIONS:
-        unit = re.search(r"\d\s?$", line[: match.start(1)]) is not None  # "540 ms.", "5 min.": a unit
-        return not ((word in CAN_END or unit) and line[dot + 1 :].lstrip()[:1].isupper())
+        unit = _AFTER_NUMBER.search(line, max(0, match.start(1) - 2), match.start(1)) is not None
+        following = _NEXT.match(line, dot + 1)
+        capital = following is not None and following.group(1).isupper()
+        return not ((word in CAN_END or unit) and capital)  # "540 ms. The", "etc. Then": an end
     return len(word) == 1 and word.isalpha() and line[match.start(1)].isupper()  # "J. Smith"
 
 

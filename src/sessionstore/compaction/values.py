@@ -164,7 +164,7 @@ _SCALAR = re.compile(
 )
 _NAME_BIND = re.compile(
     r"\b(?:is|are|was|were|equals|becomes?|be|lives|runs on)\b|'s\b|[:=]"
-    r"|\b(?:set|change|move|switch|update|point|reset|rename)\b[^.?!]*\bto\b",
+    r"|\b(?:set|change|move|switch|update|point|reset|rename)\b[^.?!]{0,80}?\bto\b",
     re.I,
 )
 """What binds a name-like value (path, URL, id, host, person) to a name. Without it the value is what a
