@@ -93,6 +93,12 @@ def _long_transcript(path: Path, turns: int) -> Path:
     return path
 
 
+def _terminal_sigint() -> None:
+    """In the child, SIGINT as at a terminal: a job started in the background (`cmd &`, some CI
+    runners) inherits it ignored, and Python then never raises `KeyboardInterrupt`."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_during_an_import_is_one_line_exit_130_and_nothing_published(
     root: Path, tmp_path: Path
 ) -> None:
@@ -104,6 +110,7 @@ def test_ctrl_c_during_an_import_is_one_line_exit_130_and_nothing_published(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_terminal_sigint,
     )
     staging = root / "locks" / "importing" / "big"
     deadline = time.monotonic() + 60
@@ -131,10 +138,16 @@ def test_ctrl_c_that_a_library_turns_into_another_error_is_still_an_interrupt(
 
     monkeypatch.setattr(transfer_cmds, "transcripts_of", wrapped)
     before = snapshot(root)
-    result = run(root, "import", str(EXAMPLE), "--as", "again")  # was: the RuntimeError's traceback
-    assert (result.exit_code, result.stderr) == (130, "session: interrupted\n")
-    assert snapshot(root) == before
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
+    # Ctrl-C as at a terminal: a job started in the background (`cmd &`, some CI runners) inherits
+    # SIGINT ignored, and then no interrupt comes at all
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        result = run(root, "import", str(EXAMPLE), "--as", "again")  # was: the RuntimeError's traceback
+        assert (result.exit_code, result.stderr) == (130, "session: interrupted\n")
+        assert snapshot(root) == before
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_chat_with_stdin_closed_is_one_line(root: Path) -> None:
@@ -217,6 +230,7 @@ def test_empty_names_and_values_are_refused(root: Path, args: list[str], words: 
 def test_ctrl_c_while_the_cli_itself_loads_is_one_line_exit_130(root: Path) -> None:
     stop_at_click = """
 import os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as at a terminal (a background job ignores it)
 class Stop:  # a real SIGINT, the moment `import click` starts: a Ctrl-C typed as `session` starts up
     def find_spec(self, name, path=None, target=None):
         if name == "click":
