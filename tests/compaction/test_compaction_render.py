@@ -135,9 +135,17 @@ PLACEHOLDERS = {"none", "- none", "n/a", "_none_", "(none)", "(none recorded)"} 
 HEADING = re.compile(r"#{1,6}(?:\s|$)")  # a markdown heading line is structure, not an item
 
 
+LIST_MARKER = re.compile(r"(?:[-*+]|\d+[.)])\s")  # "- x", "1. x": a list item's marker is structure too
+
+
 def is_text(t: str) -> bool:
     line = " ".join(t.split())
-    return len(line.strip(" .;")) >= 2 and line.lower() not in PLACEHOLDERS and not HEADING.match(line)
+    return (
+        len(line.strip(" .;")) >= 2
+        and line.lower() not in PLACEHOLDERS
+        and not HEADING.match(line)
+        and not LIST_MARKER.match(line)  # (a goal "- 0" reads back as the bullet "0")
+    )
 
 
 words = st.text(string.ascii_letters + string.digits + " .,:;$/#-()`'", min_size=1, max_size=70).filter(
