@@ -64,3 +64,22 @@ def test_a_flipped_byte_anywhere_in_a_line_is_refused(at: int, bit: int) -> None
     damaged = bytearray(line[:-1])
     damaged[at % len(damaged)] ^= bit
     assert parse_line(bytes(damaged), "s", 0) is None  # never taken for a commit
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 50), st.lists(st.integers(0, 9), max_size=4), st.booleans(), st.integers(-2, 2))
+def test_count_after_replays_what_the_named_blobs_add(
+    before: int, lines: list[int], reset: bool, off: int
+) -> None:
+    """A turn adds its blob's messages to the count before it; a reset point's blobs are the whole
+    history. The line agrees only when its `count` and `sizes` say exactly that (fsck and pull)."""
+    blobs = [f"{i:064x}" for i in range(len(lines))]
+    added = sum(lines) if reset else (lines[0] if lines else 0)
+    expect = added if reset else before + added
+    extra = {"blobs": blobs, "sizes": [1] * expect} if reset else {"sizes": [1] * added}
+    blob = None if reset or not lines else blobs[0]
+    _, body = make_line(parent=None, kind="checkout" if reset else "turn", blob=blob, count=expect + off,
+                        tokens=0, usage=None, extra=extra)  # fmt: skip
+    commit = from_body(body, session="s", offset=0, size=1)
+    assert commit.named_blobs == (blobs if reset else [blob] if blob else [])
+    assert commit.count_after(before, added) == (expect, off == 0)

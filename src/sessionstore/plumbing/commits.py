@@ -59,6 +59,18 @@ class Commit:
         return list(self.extra.get("blobs", ()))
 
     @property
+    def named_blobs(self) -> list[str]:
+        """The blobs this line names: the whole state's for a reset point, else its new one (if any)."""
+        return self.blobs if self.is_reset else ([self.blob] if self.blob else [])
+
+    def count_after(self, before: int, added: int) -> tuple[int, bool]:
+        """(messages in the replayed history after this commit, whether its `count` and `sizes` say
+        so), from the count `before` it and the messages its `named_blobs` hold (`added`): the one
+        rule fsck and pull check a log's counts by."""
+        count = added if self.is_reset else before + added
+        return count, count == self.count and len(self.sizes) == (count if self.is_reset else added)
+
+    @property
     def sizes(self) -> list[int]:
         """Per-message token estimates: of the new messages, or of the whole state for a reset point."""
         return list(self.extra.get("sizes", ()))

@@ -242,10 +242,9 @@ def _check_counts(
 ) -> None:
     count = 0
     for c in commits:
-        blobs = c.blobs if c.is_reset else ([c.blob] if c.blob else [])
         try:
             added = 0
-            for oid in blobs:
+            for oid in c.named_blobs:
                 if oid not in lines:
                     data = store.objects.read(oid)
                     lines[oid] = line_count(data)
@@ -256,8 +255,8 @@ def _check_counts(
             report.problems.append(f"{name}@{c.seq}: {err}")
             count = c.count
             continue
-        count = added if c.is_reset else count + added
-        if count != c.count or len(c.sizes) != (count if c.is_reset else added):
+        count, agrees = c.count_after(count, added)
+        if not agrees:
             report.problems.append(f"{name}@{c.seq}: commit says {c.count} messages, its blobs hold {count}")
             count = c.count
 

@@ -45,7 +45,6 @@ from .sharing import (
     open_git,
     parse_subject,
     tracking_prefix,
-    tree_blobs,
 )
 from .writer import append_verified
 
@@ -217,7 +216,7 @@ def _import(store: SessionStore, git: Git, name: str, part: Chain, before: Seque
     needed: dict[str, str] = {}  # store blob id -> "<git commit>:objects/<id>"
     paths: dict[str, Path] = {}
     for (sha, _, _), commit in zip(part, commits, strict=True):
-        for oid in tree_blobs(commit):
+        for oid in commit.named_blobs:
             if oid not in paths:
                 paths[oid] = store.objects.path(oid)
                 if not paths[oid].is_file():
@@ -259,12 +258,12 @@ def check_counts(
     count = head.count if head else 0
     for (sha, _, _), c in zip(part, commits, strict=True):
         added = 0
-        for oid in tree_blobs(c):
+        for oid in c.named_blobs:
             if oid not in messages:
                 messages[oid] = line_count(blobs[oid] if oid in blobs else store.objects.read(oid))
             added += messages[oid]
-        count = added if c.is_reset else count + added
-        if count != c.count or len(c.sizes) != (count if c.is_reset else added):
+        count, agrees = c.count_after(count, added)
+        if not agrees:
             raise Refused(
                 f"remote commit {c.id[:7]} of session {name!r} (git {sha[:12]}) says {c.count} messages, "
                 f"its blobs hold {count}: nothing was pulled; the remote's copy is damaged"

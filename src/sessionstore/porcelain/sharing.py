@@ -116,13 +116,6 @@ def _epoch(time: str) -> int:
         return 0
 
 
-def tree_blobs(commit: Commit) -> list[str]:
-    """The store blobs a commit's git tree holds: its replay blobs (reset point) or its new blob."""
-    if commit.is_reset:
-        return commit.blobs
-    return [commit.blob] if commit.blob else []
-
-
 def export(store: SessionStore, git: Git, names: Sequence[str]) -> dict[str, str]:
     """Bring `refs/sessions/<name>` up to each session's log; return {name: git tip} (empty logs left out).
 
@@ -173,7 +166,7 @@ def _stream(store: SessionStore, plans: list[tuple[str, list[Commit], bytes, str
             line_mark, chunk = blob(data[c.offset : c.end])
             yield chunk
             entries = [b"M 100644 :%d line\n" % line_mark]
-            for oid in dict.fromkeys(tree_blobs(c)):
+            for oid in dict.fromkeys(c.named_blobs):
                 if oid not in marks:
                     marks[oid], chunk = blob(store.objects.read(oid))
                     yield chunk
@@ -244,7 +237,7 @@ def scan_outgoing(git: Git, name: str, tip: str, exclude: Sequence[str]) -> tupl
         if paths[sha] == "line":
             commit = parse_line(data.rstrip(b"\n"), name, 0)
             if commit is not None:
-                for oid in tree_blobs(commit):
+                for oid in commit.named_blobs:
                     if oid not in owner or owner[oid].seq > commit.seq:
                         owner[oid] = commit
             blobs.append(("line", data))
