@@ -19,7 +19,14 @@ from pydantic_ai.messages import (
 )
 
 from sessionstore.accounting.tokens import count_text
-from sessionstore.compaction.text import as_text, render_transcript, shorten_chars, shorten_tokens, user_text
+from sessionstore.compaction.text import (
+    as_text,
+    render_transcript,
+    shorten_chars,
+    shorten_keeping,
+    shorten_tokens,
+    user_text,
+)
 
 
 def test_as_text() -> None:
@@ -81,3 +88,19 @@ def test_transcript_labels_every_kind_and_shortens() -> None:
     ):
         assert label in text
     assert "[tool result bash id=1 success]" in text and "elided" in text and len(text) < 1000
+
+
+@hsettings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from(["$500", "db.internal:5432", "2027-01-22", "ZEPHYR-7731"]), max_size=3),
+    st.integers(0, 400),
+    st.integers(80, 600),
+)
+def test_shorten_keeping_never_cuts_a_value(found: list[str], filler: int, limit: int) -> None:
+    """A shortened line keeps each of its values whole; a text with none is shorten_chars' cut."""
+    text = " ".join(["Never", *(f"word{i % 7}" for i in range(filler)), *found, "done."])
+    out = shorten_keeping(text, found, limit)
+    assert all(v in out for v in found)
+    assert out.startswith("Never") and out.endswith("done.")
+    if not found:
+        assert out == shorten_chars(text, limit, inline=True)

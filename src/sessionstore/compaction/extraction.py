@@ -33,7 +33,7 @@ from pydantic_ai.messages import (
 )
 
 from sessionstore.compaction.sentences import split_sentences
-from sessionstore.compaction.text import as_text, shorten_chars, user_text
+from sessionstore.compaction.text import as_text, shorten_chars, shorten_keeping, user_text
 from sessionstore.compaction.values import PATH, is_path, stated, subject, values
 
 __all__ = ["Extraction", "Item", "extract", "is_noise", "is_pasted", "resolve"]
@@ -203,48 +203,6 @@ def _line(text: str, limit: int = _MAX_SENTENCE) -> str:
     return shorten_chars(" ".join(text.split()), limit, inline=True)
 
 
-_SLACK = 40  # shorten_chars leaves a text this far over its limit as it is
-
-
-def _rule_line(sentence: str, found: list[str], limit: int = _MAX_SENTENCE) -> str:
-    """`sentence` within about `limit` characters (head, tail and the words around each value, the rest
-    elided), never cutting through a value: a long rule keeps what it binds, and render (which shortens
-    lines over `limit`) has nothing left to cut."""
-    text = " ".join(sentence.split())
-    if len(text) <= limit + _SLACK:
-        return text
-    spans: list[tuple[int, int]] = []
-    start = 0
-    for value in found:
-        at = text.find(value, start)
-        if at < 0:
-            at = text.find(value)
-        if at >= 0:
-            spans.append((at, at + len(value)))
-            start = at + len(value)
-    for around in (40, 0):
-        head, tail = (limit // 4, limit // 6) if around else (limit // 6, limit // 10)
-        keep = [(0, head), (len(text) - tail, len(text))] + [(a - around, b + around) for a, b in spans]
-        merged: list[list[int]] = []
-        for a, b in sorted((max(a, 0), min(b, len(text))) for a, b in keep):
-            a = text.rfind(" ", 0, a) + 1 if a > 0 else 0  # whole words at the window edges
-            b = len(text) if b >= len(text) or text.find(" ", b) < 0 else text.find(" ", b)
-            for va, vb in spans:  # a window edge never falls inside a value
-                a = va if va < a < vb else a
-                b = vb if va < b < vb else b
-            if merged and a <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], b)
-            else:
-                merged.append([a, b])
-        pieces = [text[merged[0][0] : merged[0][1]].strip()]
-        for a, b in merged[1:]:
-            pieces.append(f"[...] {text[a:b].strip()}")  # no count: a number here would read as a value
-        out = " ".join(pieces)
-        if len(out) <= limit + _SLACK:
-            break
-    return out
-
-
 def _unbullet(text: str) -> str:
     """`text` without list markers, its lines joined by '; ': a bullet's text, never "- - item"."""
     lines = [_BULLET_MARK.sub("", line).strip() for line in text.splitlines()]
@@ -308,7 +266,7 @@ def _user(text: str, ex: Extraction) -> None:
             previous.text = f"{previous.text} {sentence}"  # the rule stays with its value
             previous.kind = "constraint"
             continue
-        previous = ex.add(kind, _rule_line(sentence, found), "user") if kind else None
+        previous = ex.add(kind, shorten_keeping(sentence, found, _MAX_SENTENCE), "user") if kind else None
 
 
 def _assistant(text: str, ex: Extraction) -> None:

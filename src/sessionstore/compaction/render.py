@@ -6,7 +6,7 @@ the facts binding values to names, open work (In Progress, Blocked, open questio
 calls, then files / commands / identifiers. Items are chosen in that order until `max_tokens` (the
 project's estimator, accounting/tokens.py) is reached, and shown chronologically inside each section,
 so a small budget loses the least important lines first, never a value from inside a kept line (a
-line shortened to its section's length repeats, whole, each value the cut took: "(values: ...)").
+line shortened to its section's length keeps each value whole: `text.shorten_keeping`).
 
 `parse_summary` reads a previous summary (this one's or an LLM's) back into an `Extraction`, so a
 re-compaction merges every section: counts summed, In Progress kept, superseded items dropped.
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from sessionstore.accounting.tokens import count_text
 from sessionstore.compaction.extraction import Extraction, Item, dedupe
 from sessionstore.compaction.skeleton import HEADINGS, section_body
-from sessionstore.compaction.text import shorten_chars
+from sessionstore.compaction.text import shorten_chars, shorten_keeping
 
 __all__ = ["EXTRACTIVE_MARKER", "KEPT", "SUPERSEDED", "parse_summary", "render"]
 
@@ -109,17 +109,6 @@ def _shown(text: str, limit: int) -> str:
     return shorten_chars(" ".join(text.split()), limit, inline=True)
 
 
-def _item_line(item: Item, limit: int) -> str:
-    """`item` within about `limit` characters, never losing a value: a value the shortening cut or
-    elided is repeated after the line, whole."""
-    line = " ".join(item.text.split())
-    short = _shown(line, limit)
-    if short == line:
-        return line
-    lost = [v for v in item.values if v not in short]
-    return f"{short} (values: {'; '.join(lost)})" if lost else short
-
-
 def _scrubber(ex: Extraction):
     """A function removing superseded sentences from verbatim requests (Goal, In Progress, Next Steps),
     so a stale value is never presented as current there either."""
@@ -138,7 +127,8 @@ def _candidates(ex: Extraction, focus: str | None) -> list[_Line]:
     scrub = _scrubber(ex)
 
     def put(section: str, items: list[Item], priority: int, prefix: str = "", limit: int = 600) -> None:
-        lines.extend(_Line(section, prefix + _item_line(i, limit), priority, i.order) for i in items)
+        for i in items:
+            lines.append(_Line(section, prefix + shorten_keeping(i.text, i.values, limit), priority, i.order))
 
     def put_texts(section: str, texts: list[str], priority: int, start: int, limit: int = 300) -> None:
         lines.extend(_Line(section, _shown(t, limit), priority, start + n) for n, t in enumerate(texts))

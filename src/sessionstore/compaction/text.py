@@ -77,6 +77,52 @@ def shorten_chars(text: str, limit: int, *, inline: bool = False) -> str:
     return f"{text[:head]}{sep}[... {cut} chars elided ...]{sep}{end}"
 
 
+_SLACK = 40
+"""`shorten_chars(inline=True)` leaves a text this far over its limit as it is."""
+
+
+def shorten_keeping(text: str, found: Sequence[str], limit: int) -> str:
+    """`text` on one line within about `limit` characters, never cutting through one of its values
+    `found`: head, tail and the words around each value are kept, the rest elided. The one way a
+    summary line is shortened (a rule as it is extracted, any item to its section's length); a text
+    with no values is `shorten_chars`'s head and tail."""
+    text = " ".join(text.split())
+    if len(text) <= limit + _SLACK:
+        return text
+    if not found:
+        return shorten_chars(text, limit, inline=True)
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for value in found:
+        at = text.find(value, start)
+        if at < 0:
+            at = text.find(value)
+        if at >= 0:
+            spans.append((at, at + len(value)))
+            start = at + len(value)
+    for around in (40, 0):
+        head, tail = (limit // 4, limit // 6) if around else (limit // 6, limit // 10)
+        keep = [(0, head), (len(text) - tail, len(text))] + [(a - around, b + around) for a, b in spans]
+        merged: list[list[int]] = []
+        for a, b in sorted((max(a, 0), min(b, len(text))) for a, b in keep):
+            a = text.rfind(" ", 0, a) + 1 if a > 0 else 0  # whole words at the window edges
+            b = len(text) if b >= len(text) or text.find(" ", b) < 0 else text.find(" ", b)
+            for va, vb in spans:  # a window edge never falls inside a value
+                a = va if va < a < vb else a
+                b = vb if va < b < vb else b
+            if merged and a <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        pieces = [text[merged[0][0] : merged[0][1]].strip()]
+        for a, b in merged[1:]:
+            pieces.append(f"[...] {text[a:b].strip()}")  # no count: a number here would read as a value
+        out = " ".join(pieces)
+        if len(out) <= limit + _SLACK:
+            break
+    return out
+
+
 def shorten_tokens(text: str, max_tokens: int) -> str:
     """Head and tail of `text` within `max_tokens` (cl100k), with a marker; `text` if it already fits.
 
