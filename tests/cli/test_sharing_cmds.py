@@ -35,13 +35,18 @@ def test_push_then_pull_report_one_line_per_session(team) -> None:
     assert run(bob.root, "fsck").exit_code == 0
 
 
-def test_a_diverged_push_is_refused_and_pull_names_the_copy(team) -> None:
-    alice, bob = team
+def diverge(alice: SessionStore, bob: SessionStore) -> None:
+    """Both clones add to the shared `fix-auth`; alice pushes hers."""
     run(alice.root, "push")
     run(bob.root, "pull")
     alice.session("fix-auth").append(tagged_turn(0, 5))
     bob.session("fix-auth").append(tagged_turn(1, 5))
     run(alice.root, "push")
+
+
+def test_a_diverged_push_is_refused_and_pull_names_the_copy(team) -> None:
+    alice, bob = team
+    diverge(alice, bob)
     refused = run(bob.root, "push")
     assert refused.exit_code == 2
     assert refused.stderr == (
@@ -52,6 +57,23 @@ def test_a_diverged_push_is_refused_and_pull_names_the_copy(team) -> None:
     assert pulled.exit_code == 0
     assert pulled.stdout.startswith("fix-auth: diverged from the remote; its commits are in session ")
     assert "yours stay in 'fix-auth'" in pulled.stdout
+
+
+def test_push_says_in_one_line_which_divergence_copies_it_left_out_and_why(team) -> None:
+    alice, bob = team
+    diverge(alice, bob)
+    run(bob.root, "pull")
+    [copy] = [n for n in bob.sessions() if n != "fix-auth"]
+    bob.fork("fix-auth", "fix-auth-bob")
+    pushed = run(bob.root, "push")
+    assert pushed.exit_code == 2  # fix-auth itself diverged: refused, as before
+    assert pushed.stdout == (
+        "fix-auth-bob: new (1 commit)\n"
+        f"skipped 1 divergence copy a pull made of origin's sessions ({copy}): their commits are "
+        f"origin's, already there; name it to push it (`session push origin {copy}`)\n"
+    )
+    named = run(bob.root, "push", "origin", copy)
+    assert (named.exit_code, named.stdout) == (0, f"{copy}: new (3 commits)\n")
 
 
 def test_mistakes_are_one_line_and_change_nothing(team, tmp_path: Path) -> None:

@@ -379,6 +379,9 @@ def test_a_divergence_pull_killed_at_random_instants_is_finished_by_the_next(tea
         assert victim.stdout.readline() == f"dead {pid}\n"
         for problem in bob.fsck().problems:
             assert "torn last line" in problem or "is missing; `session fsck --repair`" in problem, problem
+        sent = {o.name: o.status for o in push(bob)}  # the copy, whole or cut short, is origin's data
+        assert sent["fix-auth"] == REJECTED and all(s != NEW for s in sent.values()), sent
+        assert remote_chains(team[0]).keys() == {"fix-auth", "notes"}
     victim.stdin.close()
     victim.wait(timeout=30)
     [got] = pull(bob, "origin", ["fix-auth"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..porcelain.pulling import pull
-from ..porcelain.sharing import DEFAULT_REMOTE, DIVERGED, REJECTED, Outcome, push
+from ..porcelain.sharing import DEFAULT_REMOTE, DIVERGED, REJECTED, SKIPPED, Outcome, push
 from .output import open_store, plural, store_path
 
 
@@ -21,12 +21,21 @@ def _say(outcome: Outcome) -> str:
     return f"{outcome.name}: {outcome.status}{count}"
 
 
-def _report(outcomes: list[Outcome], verb: str) -> int:
+def _report(outcomes: list[Outcome], verb: str, remote: str = DEFAULT_REMOTE) -> int:
     if not outcomes:
         click.echo(f"no sessions to {verb}")
     for outcome in outcomes:
-        line = _say(outcome)
-        click.echo(f"session: {line}" if outcome.refused else line, err=outcome.refused)
+        if outcome.status != SKIPPED:
+            line = _say(outcome)
+            click.echo(f"session: {line}" if outcome.refused else line, err=outcome.refused)
+    skipped = [o.name for o in outcomes if o.status == SKIPPED]
+    if skipped:  # one line for all: a store that diverged often holds many copies
+        them = "it" if len(skipped) == 1 else "one"
+        click.echo(
+            f"skipped {len(skipped)} divergence {'copy' if len(skipped) == 1 else 'copies'} a pull made of "
+            f"{remote}'s sessions ({', '.join(skipped)}): their commits are {remote}'s, already there; "
+            f"name {them} to push it (`session push {remote} {skipped[0]}`)"
+        )
     return 2 if any(o.refused for o in outcomes) else 0
 
 
@@ -39,13 +48,15 @@ def push_cmd(ctx: click.Context, remote: str, names: tuple[str, ...], allow_secr
     """Send sessions (default: all) to REMOTE (default: origin) as refs/sessions/NAME.
 
     Never a non-fast-forward: a session the remote moved on is refused with the advice to pull.
+    Without NAMES, a divergence copy a pull made of REMOTE's session is left out (its commits are
+    REMOTE's already); name it to push it.
     What would be sent is scanned for credentials first; nothing is sent if one is found.
 
     \b
     Example:  session push origin fix-auth
     """
     store = open_store(ctx)
-    return _report(push(store, remote, names, allow_secrets=allow_secrets), "push")
+    return _report(push(store, remote, names, allow_secrets=allow_secrets), "push", remote)
 
 
 @click.command("pull")

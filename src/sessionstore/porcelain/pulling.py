@@ -42,6 +42,7 @@ from .sharing import (
     SESSION_REFS,
     UP_TO_DATE,
     Outcome,
+    copy_prefix,
     open_git,
     parse_subject,
     tracking_prefix,
@@ -152,6 +153,9 @@ def _pull_one(
             f"session {copy!r} (the copy of {remote}'s {name!r}) has commits of its own: rename it "
             f"(`session rename {copy} NEW`) and pull again; nothing was pulled"
         )
+    # the record that `copy` is the remote's (push of all sessions leaves it out), before its first
+    # line: a pull killed in its append leaves a copy no push sends, never one without its record
+    git.update_refs({f"{copy_prefix(remote)}{copy}": chain[-1][0]})
     if done < len(chain):
         _import(store, git, copy, chain[done:], theirs)
         pulled[f"{SESSION_REFS}{copy}"] = chain[-1][0]

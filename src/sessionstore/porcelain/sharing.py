@@ -12,6 +12,9 @@ re-export is a fast-forward, never a fork. The local ref `refs/sessions/<name>` 
 session was last exported as (push) or pulled to (pull): the store-commit <-> git-commit mapping, so
 push only exports commits after it. Pulls land in `refs/remotes/<remote>/sessions/<name>`, where a plain
 `git fetch REMOTE 'refs/sessions/*:refs/remotes/REMOTE/sessions/*'` puts them too.
+
+A divergence copy a pull made is recorded as `refs/session-copies/<remote>/<copy>`; a push of all
+sessions leaves it out (`SKIPPED`, see `copies_of`), as git never pushes remote-tracking refs back.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ if TYPE_CHECKING:
     from .layout import StoreLayout as SessionStore
 
 SESSION_REFS = "refs/sessions/"
+COPY_REFS = "refs/session-copies/"
 AUTHOR = b"sessionstore <sessionstore@localhost>"
 DEFAULT_REMOTE = "origin"
 
@@ -39,6 +43,12 @@ DEFAULT_REMOTE = "origin"
 def tracking_prefix(remote: str) -> str:
     """Where pulled sessions of `remote` land: `refs/remotes/<remote>/sessions/`."""
     return f"refs/remotes/{remote}/sessions/"
+
+
+def copy_prefix(remote: str) -> str:
+    """Where pull records the divergence copies it made of `remote`'s sessions:
+    `refs/session-copies/<remote>/<copy>`, outside `refs/remotes/`, so no `git fetch --prune` drops it."""
+    return f"{COPY_REFS}{remote}/"
 
 
 @dataclass(frozen=True)
@@ -57,8 +67,8 @@ class Outcome:
         return self.status in (REJECTED,)
 
 
-PUSHED, NEW, UP_TO_DATE, REJECTED, FAST_FORWARD, AHEAD, DIVERGED = (
-    "pushed", "new", "up to date", "rejected", "fast-forward", "ahead", "diverged",
+PUSHED, NEW, UP_TO_DATE, REJECTED, FAST_FORWARD, AHEAD, DIVERGED, SKIPPED = (
+    "pushed", "new", "up to date", "rejected", "fast-forward", "ahead", "diverged", "skipped",
 )  # fmt: skip
 
 
@@ -104,6 +114,29 @@ def check_shareable(store: SessionStore, names: Sequence[str]) -> list[str]:
                 f"`session fork {name} NEW` under another name and share that"
             )
     return chosen
+
+
+def copies_of(store: SessionStore, git: Git, remote: str, names: Sequence[str]) -> list[str]:
+    """The sessions among `names` that are divergence copies a pull made of `remote`'s sessions and
+    hold nothing else, which a push of all sessions leaves out: their commits are the remote's, and
+    sent under the copy's name they would give every clone that pulls a second copy. What pull
+    recorded decides, never the name (a user may call a session `x-origin-1234567`): the record
+    (`copy_prefix`, written before the copy's first line) is the remote chain the copy is brought up
+    to, and the copy's last commit (seq and id) must be on it, at its end or before it (a pull killed
+    in its append). A copy renamed or given commits of its own is an ordinary session."""
+    records = git.refs(copy_prefix(remote))
+    out = []
+    for name in names:
+        if name not in records:
+            continue
+        head = store.log(name).head()
+        if head is None:  # made, nothing appended yet: nothing to send either
+            out.append(name)
+            continue
+        chain = git.chain(records[name][0])
+        if head.seq <= len(chain) and parse_subject(chain[head.seq - 1][2]) == (head.seq, head.id):
+            out.append(name)
+    return out
 
 
 # -- export: store commits -> git commits ---------------------------------------------------------------
@@ -283,18 +316,30 @@ def push(
 ) -> list[Outcome]:
     """Send sessions to `remote` as `refs/sessions/<name>`; never a non-fast-forward.
 
-    A session the remote has moved past (or away from) is `REJECTED` with the advice to pull first;
+    With no `names`, every session but the divergence copies of `remote`'s sessions that a pull made
+    and that the remote lacks (`copies_of`), each `SKIPPED` with why; a named one is sent. A session
+    the remote has moved past (or away from) is `REJECTED` with the advice to pull first;
     nothing is sent before every outgoing object was scanned for credentials (`SessionStoreError`
     naming session, commit and pattern, unless `allow_secrets`).
     """
     git = open_git(store, remote)
     chosen = check_shareable(store, names)
     remote_tips = git.ls_remote(remote, SESSION_REFS)
-    local = export(store, git, chosen)
-    known_remote = [sha for sha in set(remote_tips.values()) if git.has_commit(sha)]
     outcomes: dict[str, Outcome] = {}
+    if not names:
+        for name in copies_of(store, git, remote, [n for n in chosen if n not in remote_tips]):
+            outcomes[name] = Outcome(
+                name,
+                SKIPPED,
+                detail=f"a copy a pull made of {remote}'s commits, which {remote} has: "
+                f"`session push {remote} {name}` sends it",
+            )
+    local = export(store, git, [n for n in chosen if n not in outcomes])
+    known_remote = [sha for sha in set(remote_tips.values()) if git.has_commit(sha)]
     sending: list[str] = []
     for name in chosen:
+        if name in outcomes:
+            continue
         tip = local.get(name)
         there = remote_tips.get(name)
         if tip is None or there == tip:
