@@ -71,7 +71,6 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic_ai._conversation_marks import mark_stored, stored_boundary
 from pydantic_ai.agent import AgentRunResult
 from pydantic_ai.conversation import Conversation
 from pydantic_ai.conversation_store import (
@@ -116,10 +115,10 @@ __all__ = ["ConversationNameTaken", "FileConversationStore", "UnstorableText", "
 
 T = TypeVar("T")
 
-_reusing: contextvars.ContextVar[tuple[str, str | None] | None] = contextvars.ContextVar(
-    "_reusing", default=None
+_saving: contextvars.ContextVar[tuple[str, str | None, list[ModelMessage]] | None] = contextvars.ContextVar(
+    "_saving", default=None
 )
-"""(conversation id, revision) while `FileConversationStore.save` runs pydantic-ai's save."""
+"""(conversation id, revision, messages) while `FileConversationStore.save` runs pydantic-ai's save."""
 
 
 def session_name(conversation_id: str) -> str:
@@ -161,38 +160,40 @@ class FileConversationStore(ConversationStore):
         the original datetimes or models, where the store gives back their JSON form) extends the
         stored history instead of storing it again as a new branch."""
         target = conversation.conversation if isinstance(conversation, AgentRunResult) else conversation
-        if target.revision is not None and stored_boundary(target) is None:
-            messages = list(target.messages)
-            shared = await asyncio.to_thread(self._locked, self._stored_prefix, target, messages)
-            if shared is not None:
-                mark_stored(target, messages[:shared])
         # The record this instance wrote at the conversation's revision is read from memory (no hop):
-        # a writer that moved the file since is refused by `write_record`'s check under the lock.
-        token = _reusing.set((target.conversation_id, target.revision))
+        # a writer that moved the file since is refused by `write_record`'s check under the lock. The
+        # messages go along for `read_history`, which pydantic-ai's save calls only when the
+        # conversation's stored boundary no longer holds (see `_as_stored`): no scan of the history
+        # here, so what this override adds to a save is O(turn).
+        token = _saving.set((target.conversation_id, target.revision, list(target.messages)))
         try:
             return await super().save(conversation, scope=scope)
         finally:
-            _reusing.reset(token)
+            _saving.reset(token)
 
-    def _stored_prefix(self, conversation: Conversation, messages: list[ModelMessage]) -> int | None:
-        """How many of `messages` are the stored history (all of it, compared as stored), else None."""
-        cid = conversation.conversation_id
-        view = self._view(session_name(cid))
-        record = view.owned_record(cid)
-        if record is None or record.revision != conversation.revision or record.head_id is None:
-            return None  # pydantic-ai's own save says what is wrong (a conflict), or there is no history
-        chain = view.chain(record.head_id, conversation.new_message_index)
-        if not chain or len(chain) > len(messages):
-            return None
-        mine = messages[: len(chain)]
-        stored = self._messages(view, chain)  # equal objects: a conversation over loaded messages
-        if all(a == b for a, b in zip(mine, stored, strict=True)):
-            return None  # pydantic-ai's own comparison finds them equal: nothing to help with
-        lines = self._stored_lines(view, chain)  # else the bytes: the app's own objects, as stored
-        encoded = codec.encode(mine).split(b"\n")[:-1]
-        if any(a != b and line != raw for a, b, line, raw in zip(mine, stored, encoded, lines, strict=True)):
-            return None  # rewritten: pydantic-ai branches at the first difference
-        return len(chain)
+    def _as_stored(
+        self, view: ConversationLog, chain: list[tuple[str, Located]], stored: list[ModelMessage],
+        mine: list[ModelMessage],
+    ) -> list[ModelMessage]:  # fmt: skip
+        """`stored` (the messages of `chain`), where each one that differs from the caller's message at
+        its place only in its JSON form (the app's datetime or model where the store gives back their
+        JSON) is replaced by the caller's own object: pydantic-ai's save, which compares with `==`,
+        then extends the stored history instead of storing it again as a branch, and branches only
+        where a message really differs, as with its in-memory store."""
+        differ = [i for i, (a, b) in enumerate(zip(stored, mine, strict=False)) if a != b]
+        if not differ:
+            return stored
+        lines = self._stored_lines(view, chain)
+        out = list(stored)
+        for i in differ:
+            try:
+                encoded = codec.encode_unchecked([mine[i]])
+            except ValueError:
+                break  # not storable: pydantic-ai branches here and the write names the problem
+            if encoded[:-1] != lines[i]:
+                break  # really rewritten from here on: pydantic-ai branches at the first difference
+            out[i] = mine[i]
+        return out
 
     def _stored_lines(self, view: ConversationLog, chain: list[tuple[str, Located]]) -> list[bytes]:
         """The stored JSON line of each entry of `chain` (each blob read and verified once)."""
@@ -206,7 +207,8 @@ class FileConversationStore(ConversationStore):
     async def read_record(self, conversation_id: str) -> ConversationRecord | None:
         view = self._logs.get(session_name(conversation_id))
         written = view.written if view is not None else None
-        if written is not None and _reusing.get() == (conversation_id, written.revision):
+        saving = _saving.get()
+        if written is not None and saving is not None and saving[:2] == (conversation_id, written.revision):
             return dataclasses.replace(written, branches=list(written.branches))  # see `save`
         return await asyncio.to_thread(self._locked, self._sync_read_record, conversation_id)
 
@@ -237,7 +239,9 @@ class FileConversationStore(ConversationStore):
     async def read_history(self, head_id: str | None, *, limit: int | None = None) -> list[ConversationEntry]:
         if head_id is None or limit == 0:
             return []
-        return await asyncio.to_thread(self._locked, self._sync_read_entries, head_id, limit)
+        saving = _saving.get()  # inside `save`: compared with the caller's messages (see `_as_stored`)
+        mine = saving[2] if saving is not None else None
+        return await asyncio.to_thread(self._locked, self._sync_read_entries, head_id, limit, mine)
 
     # -- sync implementations (run in a worker thread, under the instance mutex) --------------------
 
@@ -274,10 +278,14 @@ class FileConversationStore(ConversationStore):
                 return view
         raise KeyError(entry_id)
 
-    def _sync_read_entries(self, head_id: str, limit: int | None) -> list[ConversationEntry]:
+    def _sync_read_entries(
+        self, head_id: str, limit: int | None, mine: list[ModelMessage] | None = None
+    ) -> list[ConversationEntry]:
         view = self._find(head_id)
         chain = view.chain(head_id, limit)
         messages = self._messages(view, chain)
+        if mine is not None:
+            messages = self._as_stored(view, chain, messages, mine)
         return [
             ConversationEntry(id=entry_id, parent_id=loc.parent, message=message)
             for (entry_id, loc), message in zip(chain, messages, strict=True)
