@@ -115,10 +115,10 @@ __all__ = ["ConversationNameTaken", "FileConversationStore", "UnstorableText", "
 
 T = TypeVar("T")
 
-_saving: contextvars.ContextVar[tuple[str, str | None, list[ModelMessage]] | None] = contextvars.ContextVar(
+_saving: contextvars.ContextVar[tuple[str, str | None, Conversation] | None] = contextvars.ContextVar(
     "_saving", default=None
 )
-"""(conversation id, revision, messages) while `FileConversationStore.save` runs pydantic-ai's save."""
+"""(conversation id, revision, conversation) while `FileConversationStore.save` runs pydantic-ai's save."""
 
 
 def session_name(conversation_id: str) -> str:
@@ -162,10 +162,10 @@ class FileConversationStore(ConversationStore):
         target = conversation.conversation if isinstance(conversation, AgentRunResult) else conversation
         # The record this instance wrote at the conversation's revision is read from memory (no hop):
         # a writer that moved the file since is refused by `write_record`'s check under the lock. The
-        # messages go along for `read_history`, which pydantic-ai's save calls only when the
+        # conversation goes along for `read_history`, which pydantic-ai's save calls only when the
         # conversation's stored boundary no longer holds (see `_as_stored`): no scan of the history
         # here, so what this override adds to a save is O(turn).
-        token = _saving.set((target.conversation_id, target.revision, list(target.messages)))
+        token = _saving.set((target.conversation_id, target.revision, target))
         try:
             return await super().save(conversation, scope=scope)
         finally:
@@ -240,7 +240,9 @@ class FileConversationStore(ConversationStore):
         if head_id is None or limit == 0:
             return []
         saving = _saving.get()  # inside `save`: compared with the caller's messages (see `_as_stored`)
-        mine = saving[2] if saving is not None else None
+        # Read only here, on the slow path: messages added meanwhile (pydantic-ai allows it) only
+        # lengthen the list; the prefix it is compared by is the one pydantic-ai's save copied.
+        mine = list(saving[2].messages) if saving is not None else None
         return await asyncio.to_thread(self._locked, self._sync_read_entries, head_id, limit, mine)
 
     # -- sync implementations (run in a worker thread, under the instance mutex) --------------------
