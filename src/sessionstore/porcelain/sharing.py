@@ -133,7 +133,11 @@ def copies_of(store: SessionStore, git: Git, remote: str, names: Sequence[str]) 
         if head is None:  # made, nothing appended yet: nothing to send either
             out.append(name)
             continue
-        chain = git.chain(records[name][0])
+        sha, subject = records[name]
+        if parse_subject(subject) == (head.seq, head.id):  # brought up to the record: the usual case
+            out.append(name)
+            continue
+        chain = git.chain(sha)  # else a pull killed in its append left it short of the record
         if head.seq <= len(chain) and parse_subject(chain[head.seq - 1][2]) == (head.seq, head.id):
             out.append(name)
     return out
