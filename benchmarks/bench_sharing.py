@@ -32,7 +32,8 @@ from sessionstore.plumbing.fsutil import append_durable
 from sessionstore.plumbing.git import Git
 from sessionstore.plumbing.objects import hash_bytes
 from sessionstore.porcelain.pulling import pull, write_objects
-from sessionstore.porcelain.sharing import push, scan_outgoing
+from sessionstore.porcelain.secret_scan import scan_outgoing
+from sessionstore.porcelain.sharing import push
 from sessionstore.porcelain.store import SessionStore
 
 TRANSCRIPT = REALDATA / "claude_code" / "codemie_session-3fe1b6bc.jsonl"

@@ -212,6 +212,7 @@ PORCELAIN_FLOORS = {
     "splitting": 1,
     "revisions": 1,
     "maintenance": 2,
+    "secret_scan": 0,
     "sharing": 1,
     "pulling": 2,
     "lookup": 2,
