@@ -214,6 +214,7 @@ PORCELAIN_FLOORS = {
     "maintenance": 2,
     "secret_scan": 0,
     "sharing": 1,
+    "bulk_blobs": 1,
     "pulling": 2,
     "lookup": 2,
     "discovery": 0,

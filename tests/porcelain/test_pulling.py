@@ -1,6 +1,6 @@
-"""The pull side of sharing with real git: the writer's parts (durable bulk blob writes, divergence
-names), and what teams do to a remote: rewrite it, delete a ref, push garbage or a forged blob under
-`refs/sessions/`, and append to a session while it is being pulled (DESIGN §12)."""
+"""The pull side of sharing with real git: divergence names, the git processes a pull starts, and what
+teams do to a remote: rewrite it, delete a ref, push garbage or a forged blob under `refs/sessions/`,
+and append to a session while it is being pulled (DESIGN §12)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import hashlib
 import os
 import random
 import signal
-import stat
 import subprocess
 import time
 from pathlib import Path
@@ -26,8 +25,7 @@ from sessionstore.errors import CompactionError
 from sessionstore.plumbing.commits import canonical
 from sessionstore.plumbing.git import Git, GitError
 from sessionstore.plumbing.names import is_valid_name
-from sessionstore.plumbing.objects import hash_bytes
-from sessionstore.porcelain.pulling import divergence_name, pull, write_objects
+from sessionstore.porcelain.pulling import divergence_name, pull
 from sessionstore.porcelain.sharing import (
     AHEAD,
     DIVERGED,
@@ -40,21 +38,6 @@ from sessionstore.porcelain.sharing import (
     push,
 )
 from sessionstore.porcelain.store import SessionStore
-
-
-def test_bulk_written_blobs_verify_and_follow_the_umask(store: SessionStore) -> None:
-    blobs = {hash_bytes(data): data for data in (b"one\n", b"two\n", os.urandom(70_000))}
-    store.objects.write(b"one\n")  # an equal object already there is kept
-    old = os.umask(0o022)
-    try:
-        write_objects(store, blobs)
-    finally:
-        os.umask(old)
-    for oid, data in blobs.items():
-        assert store.objects.read(oid) == data
-    mode = stat.S_IMODE(store.objects.path(hash_bytes(b"two\n")).stat().st_mode)
-    assert mode == 0o644
-    assert not list(store.objects.stray_temps())
 
 
 def test_divergence_names_are_valid_session_names() -> None:

@@ -9,14 +9,15 @@ line plus what to do. No Python git library: the `git` on PATH is what the user'
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from ..errors import SessionStoreError
 
@@ -125,6 +126,33 @@ class Git:
             tips[ref[len(prefix) :]] = (sha, subject)
         return tips
 
+    def ref_table(self, *prefixes: str) -> dict[str, tuple[str, str, str]]:
+        """{full ref name: (object id, object type, subject)} of the local refs under any of `prefixes`,
+        from one `for-each-ref` (the type says whether a ref is at a commit at all)."""
+        fmt = "--format=%(objectname) %(objecttype) %(refname)%00%(subject)"
+        table = {}
+        for row in self.run("for-each-ref", fmt, *prefixes).decode().splitlines():
+            head, subject = row.split("\x00", 1)
+            sha, kind, ref = head.split(" ", 2)
+            table[ref] = (sha, kind, subject)
+        return table
+
+    def commit_graph(self, tips: Iterable[str]) -> dict[str, tuple[list[str], str]]:
+        """{commit: (parents, subject)} of every commit reachable from `tips` (commit ids), from one
+        `git log --stdin`, so a caller walks many chains without a process per chain."""
+        tips = list(tips)
+        if not tips:  # `git log` with no revision would read HEAD's
+            return {}
+        out = self.run(
+            "log", "--stdin", "--format=%H %P%x00%s", "--", input="".join(f"{t}\n" for t in tips).encode()
+        )
+        graph = {}
+        for row in out.decode().splitlines():
+            ids, subject = row.split("\x00", 1)
+            sha, *parents = ids.split()
+            graph[sha] = (parents, subject)
+        return graph
+
     def ls_remote(self, remote: str, prefix: str) -> dict[str, str]:
         """{ref name below `prefix`: commit id} on `remote` (one connection, no objects fetched)."""
         out = self.run(
@@ -181,6 +209,19 @@ class Git:
                 detach=True,
             )
 
+    def transaction(self, updates: Mapping[str, tuple[str, str]]) -> None:
+        """Move every ref to its new id in one `update-ref --stdin` transaction (`start`, one `update ref
+        new old` each, `prepare`, `commit`): all move or none does, and each only from the old id given
+        (`ZERO`: the ref must not exist), so a concurrent change is refused, never overwritten. A
+        refusal raises `GitError` (`RefLocked` for a lock file) and moves nothing. Detached, as `run`
+        says, so a kill of the caller's process group cannot leave a `<ref>.lock`."""
+        if updates:
+            lines = "".join(f"update {ref} {new} {old}\n" for ref, (new, old) in updates.items())
+            self.run(
+                "update-ref", "--stdin", input=f"start\n{lines}prepare\ncommit\n".encode(),
+                what="git update-ref", detach=True,
+            )  # fmt: skip
+
     def delete_ref(self, ref: str) -> None:
         self.run("update-ref", "-d", ref, check=False)
 
@@ -214,22 +255,18 @@ class Git:
         out = proc.stdout
         try:
             for spec in specs:
-                header = out.readline()
-                if not header:
-                    raise GitError(f"git cat-file stopped before {spec!r}: run `git fsck` in {self.top}")
-                fields = header.split()
-                if fields[-1] == b"missing" or len(fields) != 3:
-                    yield None
-                    continue
-                size = int(fields[2])
-                data = out.read(size + 1)
-                yield data[:-1]
+                found = _answer(out, spec, self.top)
+                yield found.data if found else None
         finally:
             out.close()
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
             feeder.join()
+
+    def reader(self) -> CatFile:
+        """A `CatFile` on this repository (use it as a context manager: it ends its process)."""
+        return CatFile(self.top)
 
     def fast_import(self, chunks: Iterable[bytes], *, force: bool) -> None:
         """Feed `git fast-import` a stream of commands (blobs, commits, `done`); refs move at its end.
@@ -259,3 +296,90 @@ class Git:
             if code != 0:
                 errors.seek(0)
                 raise self.error(errors.read(), "git fast-import")
+
+
+class Found(NamedTuple):
+    """An object `cat-file` found: its id, type (`commit`, `tree`, `blob`, `tag`) and contents."""
+
+    sha: str
+    kind: str
+    data: bytes
+
+
+def _answer(out: BinaryIO, spec: str, top: Path) -> Found | None:
+    """The next answer of `cat-file --batch` on `out`: the object, or None for `<spec> missing` (or
+    `ambiguous`); `GitError` when git stopped before answering in full."""
+    header = out.readline()
+    if not header:
+        raise GitError(f"git cat-file stopped before {spec!r}: run `git fsck` in {top}")
+    fields = header.split()
+    if fields[-1] == b"missing" or len(fields) != 3:
+        return None
+    size = int(fields[2])
+    data = out.read(size + 1)
+    if len(data) != size + 1:
+        raise GitError(f"git cat-file stopped inside {spec!r}: run `git fsck` in {top}")
+    return Found(fields[0].decode(), fields[1].decode(), data[:-1])
+
+
+class CatFile:
+    """One `git cat-file --batch` process, read in rounds: a caller that decides what to read next from
+    what it read (a pull: the lines of a session, then the blobs they name, then the next session) asks
+    the same process again instead of starting one per round. Not thread-safe; `close` (or the `with`
+    block's end) ends the process."""
+
+    def __init__(self, top: Path) -> None:
+        self.top = top
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> CatFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def read(self, specs: Sequence[str]) -> list[Found | None]:
+        """Each object named in `specs` (`<commit>:<path>`, `<id>^{commit}`, `<id>~<n>` work), None if
+        missing: one round trip, every answer read before it returns (a feeder thread writes the
+        requests, so neither pipe can fill and block the other side). Specs must not hold newlines."""
+        if not specs:
+            return []
+        if self._proc is None:
+            self._proc = subprocess.Popen(
+                ["git", "-C", str(self.top), "cat-file", "--batch"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+        proc = self._proc
+        assert proc.stdin is not None and proc.stdout is not None
+        stdin = proc.stdin
+
+        def feed() -> None:
+            try:
+                stdin.write(b"".join(spec.encode() + b"\n" for spec in specs))
+                stdin.flush()
+            except (BrokenPipeError, ValueError):
+                pass  # git died or the reader closed it: the reader reports that
+
+        feeder = threading.Thread(target=feed, daemon=True)
+        feeder.start()
+        try:
+            return [_answer(proc.stdout, spec, self.top) for spec in specs]
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            feeder.join()
+
+    def close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()

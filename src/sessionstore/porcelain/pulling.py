@@ -17,21 +17,20 @@ reported `REJECTED`): nothing of it is written, and the other sessions are pulle
 from __future__ import annotations
 
 import contextlib
-import os
 import re
-import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import StaleSessionError, UnknownRevision
 from ..plumbing.codec import line_count
 from ..plumbing.commits import Commit, parse_line
-from ..plumbing.fsutil import fsync_dir, write_temp
-from ..plumbing.git import Git, GitError, RefLocked
+from ..plumbing.git import ZERO, CatFile, Git, GitError, RefLocked
 from ..plumbing.names import is_valid_name
 from ..plumbing.objects import hash_bytes
+from .bulk_blobs import write_objects
 from .sharing import (
     AHEAD,
     DEFAULT_REMOTE,
@@ -62,12 +61,30 @@ class Refused(GitError):
     session is reported `REJECTED` with this message, nothing of it is written, the others are pulled."""
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What a pull does to one remote session, decided before anything is written: append `part`
+    after `before` (the local log of `target`: the session itself or its divergence copy), or, with
+    no `part`, only finish the checkpoint refs; `record`: the copy record's commit (divergence only)."""
+
+    outcome: Outcome
+    target: str
+    part: Chain
+    before: list[Commit]
+    record: str | None = None
+
+
 def pull(store: SessionStore, remote: str = DEFAULT_REMOTE, names: Sequence[str] = ()) -> list[Outcome]:
     """Fetch the remote's sessions (all, or `names`) and bring the local store up to them.
 
     One outcome per session; a remote session that is refused (`Refused`: see `read_chain` and
     `_import`) is `REJECTED` with the reason, and changes nothing, while the others are pulled. A
     session deleted on the remote is no longer pulled (its tracking ref is pruned); the local one stays.
+
+    A constant number of git processes, however many sessions: one `fetch`, one `for-each-ref`, one
+    `log` for every chain, one `update-ref` transaction recording every divergence copy (before any
+    line of one is written), one `cat-file --batch` read in rounds (per session: its lines, then the
+    blobs they name), and one `update-ref` transaction for the `refs/sessions/*` it pulled.
     """
     git = open_git(store, remote, "pull")
     names = list(dict.fromkeys(names))
@@ -88,22 +105,43 @@ def pull(store: SessionStore, remote: str = DEFAULT_REMOTE, names: Sequence[str]
             if wait is None:
                 raise
             time.sleep(wait)
-    tips = {n: sha for n, (sha, _) in git.refs(prefix).items()}
-    out = []
-    pulled: dict[str, str] = {}  # refs/sessions/<name> -> the git commit its log now ends with
+    table = git.ref_table(prefix, SESSION_REFS, copy_prefix(remote))
+    tips = {
+        ref[len(prefix) :]: (sha, kind) for ref, (sha, kind, _) in table.items() if ref.startswith(prefix)
+    }
+    graph = git.commit_graph({sha for sha, kind in tips.values() if kind == "commit"})
+    order = list(names) or sorted(tips)
+    out: dict[str, Outcome] = {}
+    plans: dict[str, _Plan] = {}
+    for name in order:
+        try:
+            if not is_valid_name(name):
+                raise _refused(
+                    name, remote, f"remote ref {SESSION_REFS}{name}: {name!r} is not a session name"
+                )
+            plans[name] = _plan(store, graph, remote, name, *tips[name])
+        except Refused as err:
+            out[name] = Outcome(name, REJECTED, detail=str(err))
+    unrecorded = _record_copies(git, table, remote, plans)
+    pulled: dict[str, tuple[str, str]] = {}  # refs/sessions/<name> -> (its git commit now, before)
     try:
-        for name in list(names) or sorted(tips):
-            try:
-                if not is_valid_name(name):
-                    raise _refused(
-                        name, remote, f"remote ref {SESSION_REFS}{name}: {name!r} is not a session name"
-                    )
-                out.append(_pull_one(store, git, remote, name, tips[name], pulled))
-            except Refused as err:
-                out.append(Outcome(name, REJECTED, detail=str(err)))
+        with git.reader() as reader:
+            for name, plan in plans.items():
+                try:
+                    if plan.target in unrecorded:
+                        raise unrecorded[plan.target]
+                    if plan.part:
+                        _import(store, reader, plan.target, plan.part, plan.before)
+                        ref = f"{SESSION_REFS}{plan.target}"
+                        pulled[ref] = (plan.part[-1][0], table.get(ref, (ZERO,))[0])
+                    else:
+                        _finish_refs(store, plan.target, plan.before)
+                    out[name] = plan.outcome
+                except Refused as err:
+                    out[name] = Outcome(name, REJECTED, detail=str(err))
     finally:  # what a push exports from (a stale one costs a re-export of the same commits, no more)
-        git.update_refs(pulled)
-    return out
+        _move_exported(git, pulled)
+    return [out[name] for name in order]
 
 
 def _refused(name: str, remote: str, why: str) -> Refused:
@@ -113,11 +151,24 @@ def _refused(name: str, remote: str, why: str) -> Refused:
     )
 
 
-def read_chain(git: Git, name: str, tip: str, remote: str = DEFAULT_REMOTE) -> Chain:
-    """The remote session at `tip`, checked to be a linear chain of sessionstore commits (else
-    `Refused`, naming the first git object that is not one)."""
+def read_chain(
+    graph: dict[str, tuple[list[str], str]], name: str, tip: str, kind: str, remote: str = DEFAULT_REMOTE
+) -> Chain:
+    """The remote session at `tip` (a `kind` object), walked back through `graph` (`Git.commit_graph`),
+    checked to be a linear chain of sessionstore commits (else `Refused`, naming the first git object
+    that is not one)."""
+    if kind != "commit" or tip not in graph:  # a ref at a blob, a tree or a tag
+        raise _refused(
+            name, remote, f"remote session {name!r} is not a sessionstore chain: {tip[:12]} is no commit"
+        )
+    walked = []
+    sha: str | None = tip
+    while sha is not None:
+        parents, subj = graph.get(sha, ([], ""))
+        walked.append((sha, parents, subj))
+        sha = parents[0] if len(parents) == 1 else None  # a root, or a merge (refused below)
     out: Chain = []
-    for sha, parents, subj in git.chain(tip):
+    for sha, parents, subj in reversed(walked):
         parsed = parse_subject(subj)
         expect = [out[-1][0]] if out else []
         if parsed is None or parents != expect or parsed[0] != len(out) + 1:
@@ -125,26 +176,25 @@ def read_chain(git: Git, name: str, tip: str, remote: str = DEFAULT_REMOTE) -> C
                 name, remote, f"remote session {name!r} is not a sessionstore chain at git commit {sha[:12]}"
             )
         out.append((sha, parsed[0], parsed[1]))
-    if not out:  # a ref at a blob or a tree: `git log` lists no commit
-        raise _refused(
-            name, remote, f"remote session {name!r} is not a sessionstore chain: {tip[:12]} is no commit"
-        )
     return out
 
 
-def _pull_one(
-    store: SessionStore, git: Git, remote: str, name: str, tip: str, pulled: dict[str, str]
-) -> Outcome:
-    chain = read_chain(git, name, tip, remote)
+def _plan(
+    store: SessionStore, graph: dict[str, tuple[list[str], str]], remote: str, name: str, tip: str, kind: str
+) -> _Plan:
+    chain = read_chain(graph, name, tip, kind, remote)
     local = _local_ids(store, name)
     common = _common(local, chain)
     if common == len(chain):
-        _finish_refs(store, name, local)
-        return Outcome(name, UP_TO_DATE if common == len(local) else AHEAD, len(local) - common)
+        status = UP_TO_DATE if common == len(local) else AHEAD
+        return _Plan(Outcome(name, status, len(local) - common), name, [], local)
     if common == len(local):
-        _import(store, git, name, chain[common:], local)
-        pulled[f"{SESSION_REFS}{name}"] = chain[-1][0]
-        return Outcome(name, NEW if not local else FAST_FORWARD, len(chain) - common)
+        return _Plan(
+            Outcome(name, NEW if not local else FAST_FORWARD, len(chain) - common),
+            name,
+            chain[common:],
+            local,
+        )
     copy = divergence_name(name, remote, chain[common][2])
     theirs = _local_ids(store, copy)
     done = _common(theirs, chain)
@@ -153,15 +203,48 @@ def _pull_one(
             f"session {copy!r} (the copy of {remote}'s {name!r}) has commits of its own: rename it "
             f"(`session rename {copy} NEW`) and pull again; nothing was pulled"
         )
-    # the record that `copy` is the remote's (push of all sessions leaves it out), before its first
-    # line: a pull killed in its append leaves a copy no push sends, never one without its record
-    git.update_refs({f"{copy_prefix(remote)}{copy}": chain[-1][0]})
-    if done < len(chain):
-        _import(store, git, copy, chain[done:], theirs)
-        pulled[f"{SESSION_REFS}{copy}"] = chain[-1][0]
-    else:
-        _finish_refs(store, copy, theirs)
-    return Outcome(name, DIVERGED, len(chain) - done, into=copy)
+    outcome = Outcome(name, DIVERGED, len(chain) - done, into=copy)
+    return _Plan(outcome, copy, chain[done:], theirs, record=chain[-1][0])
+
+
+def _record_copies(
+    git: Git, table: dict[str, tuple[str, str, str]], remote: str, plans: dict[str, _Plan]
+) -> dict[str, Refused]:
+    """Record every divergence copy the plans make (`copy_prefix`) in one transaction, before a line
+    of any is written: a pull killed in an append leaves a copy no push sends, never one without its
+    record (push of all sessions leaves recorded copies out). Each ref moves only from the value this
+    pull read, so a concurrent pull's record is never overwritten. Returns {copy: why} for the copies
+    that could not be recorded (those sessions are refused; the others are pulled)."""
+    updates = {}
+    for plan in plans.values():
+        ref = f"{copy_prefix(remote)}{plan.target}"
+        old = table.get(ref, (ZERO,))[0]
+        if plan.record is not None and plan.record != old:
+            updates[ref] = (plan.record, old)
+    try:
+        git.transaction(updates)
+        return {}
+    except GitError:  # find which: one transaction per ref, on this rare path only
+        failed = {}
+        for ref, update in updates.items():
+            try:
+                git.transaction({ref: update})
+            except GitError as err:
+                copy = ref[len(copy_prefix(remote)) :]
+                failed[copy] = Refused(f"the copy {copy!r} could not be recorded ({err}): nothing was pulled")
+        return failed
+
+
+def _move_exported(git: Git, pulled: dict[str, tuple[str, str]]) -> None:
+    """Move `refs/sessions/*` to the commits pulled, in one transaction; a ref another process moved
+    meanwhile (a push exporting newer commits) keeps its value, as does one whose lock is held: the
+    ref only spares a push work, so a stale one costs a re-export of the same commits, no more."""
+    try:
+        git.transaction(pulled)
+    except GitError:
+        for ref, update in pulled.items():
+            with contextlib.suppress(GitError):
+                git.transaction({ref: update})
 
 
 def _finish_refs(store: SessionStore, name: str, commits: Sequence[Commit]) -> None:
@@ -196,9 +279,9 @@ def _common(local: Sequence[Commit], chain: Chain) -> int:
     return n
 
 
-def _import(store: SessionStore, git: Git, name: str, part: Chain, before: Sequence[Commit]) -> None:
+def _import(store: SessionStore, reader: CatFile, name: str, part: Chain, before: Sequence[Commit]) -> None:
     """Append the remote commits `part` after `before` (the local log) to session `name`."""
-    lines = list(git.cat(f"{sha}:line" for sha, _, _ in part))
+    lines = [found.data if found else None for found in reader.read([f"{sha}:line" for sha, _, _ in part])]
     head = before[-1] if before else None
     commits: list[Commit] = []
     for (sha, _, cid), data in zip(part, lines, strict=True):
@@ -225,7 +308,8 @@ def _import(store: SessionStore, git: Git, name: str, part: Chain, before: Seque
                 paths[oid] = store.objects.path(oid)
                 if not paths[oid].is_file():
                     needed[oid] = f"{sha}:objects/{oid}"
-    blobs = dict(zip(needed, git.cat(needed.values()), strict=True))
+    got = reader.read(list(needed.values()))
+    blobs = {oid: found.data if found else None for oid, found in zip(needed, got, strict=True)}
     for oid, data in blobs.items():
         if data is None or hash_bytes(data) != oid:
             raise Refused(
@@ -295,86 +379,3 @@ def ensure_checkpoint_refs(
             store.refs.create(name, k, commit.id, commit.offset)
             made.append(k)
     return made
-
-
-def write_objects(store: SessionStore, blobs: dict[str, bytes], paths: dict[str, Path] | None = None) -> None:
-    """Write many verified blobs durably, then sync each touched fan-out directory once.
-
-    Returns only when every blob and its directory entry is durable, so lines naming them may
-    follow. On Linux the blobs are written to temp files, made durable together by one `syncfs` of the
-    store's filesystem, and only then linked into place (one sync for thousands of blobs: a pull of
-    2,000 blobs spent 2 s in per-file syncs under load, 0.3 s this way). Elsewhere each temp file is
-    synced on its own, as `ObjectStore.write` does.
-    """
-    if paths is None:  # where each blob goes (`ObjectStore.path`), when the caller has not asked yet
-        paths = {oid: store.objects.path(oid) for oid in blobs}
-    fans = {path.parent for path in paths.values()}
-    new_fan = False
-    for fan in fans:
-        if not fan.is_dir():
-            fan.mkdir(parents=True, exist_ok=True)
-            new_fan = True
-    syncfs = _syncfs()
-    temps: list[tuple[Path, Path]] = []
-    try:
-        for oid, data in blobs.items():
-            final = paths[oid]
-            tmp = write_temp(final.parent, data) if syncfs is None else _write_unsynced(final.parent, data)
-            temps.append((tmp, final))
-        if syncfs is not None:
-            syncfs(store.objects.dir)
-        for tmp, final in temps:
-            with contextlib.suppress(FileExistsError):  # an equal object is there already
-                os.link(tmp, final)
-    finally:
-        for tmp, _ in temps:
-            tmp.unlink(missing_ok=True)
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=8, thread_name_prefix="sessionstore-pull") as pool:
-        for _ in pool.map(fsync_dir, fans):  # directory syncs wait on the journal: overlap them
-            pass
-    if new_fan:
-        fsync_dir(store.objects.dir)
-
-
-def _write_unsynced(directory: Path, data: bytes) -> Path:
-    """`data` in a new temp file in `directory` (umask applies), not yet synced: the caller syncs."""
-    import secrets
-
-    path = Path(os.path.join(directory, f".tmp-pull-{secrets.token_hex(8)}"))
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    except BaseException:
-        os.close(fd)
-        path.unlink(missing_ok=True)
-        raise
-    os.close(fd)
-    return path
-
-
-def _syncfs() -> Callable[[Path], None] | None:
-    """`syncfs(2)` of the filesystem holding a path (Linux, which waits for the writeback), or None."""
-    if not sys.platform.startswith("linux"):
-        return None
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        call = libc.syncfs
-    except (OSError, AttributeError):
-        return None
-
-    def sync(path: Path) -> None:
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            if call(fd) != 0:
-                err = ctypes.get_errno()
-                raise OSError(err, os.strerror(err), str(path))
-        finally:
-            os.close(fd)
-
-    return sync

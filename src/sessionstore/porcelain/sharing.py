@@ -20,14 +20,14 @@ sessions leaves it out (`SKIPPED`, see `copies_of`), as git never pushes remote-
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ..errors import SessionStoreError
 from ..plumbing.commits import Commit
-from ..plumbing.git import Git, GitError
+from ..plumbing.git import CatFile, Git, GitError
 from ..plumbing.names import is_valid_name
 from .secret_scan import refuse_secrets
 
@@ -252,7 +252,11 @@ def push(
                 f"`session push {remote} {name}` sends it",
             )
     local = export(store, git, [n for n in chosen if n not in outcomes])
-    known_remote = [sha for sha in set(remote_tips.values()) if git.has_commit(sha)]
+    with git.reader() as reader:  # one `cat-file` for every tip and every ancestry question
+        seqs = _seqs(reader, {*remote_tips.values(), *local.values()})  # the commits this clone has
+        pairs = {n: (local[n], remote_tips[n]) for n in local if remote_tips.get(n) in seqs}
+        related = _related(git, reader, {n: pair for n, pair in pairs.items() if pair[0] != pair[1]}, seqs)
+    known_remote = [sha for sha in set(remote_tips.values()) if sha in seqs]
     sending: list[str] = []
     for name in chosen:
         if name in outcomes:
@@ -261,9 +265,9 @@ def push(
         there = remote_tips.get(name)
         if tip is None or there == tip:
             outcomes[name] = Outcome(name, UP_TO_DATE)
-        elif there is not None and (not git.has_commit(there) or git.is_ancestor(tip, there)):
+        elif there is not None and (there not in seqs or related[name] == "behind"):
             outcomes[name] = _pull_first(name, remote)  # behind it: fetched or not, a pull fast-forwards
-        elif there is not None and not git.is_ancestor(there, tip):
+        elif there is not None and related[name] == "diverged":
             outcomes[name] = Outcome(
                 name,
                 REJECTED,
@@ -275,7 +279,6 @@ def push(
     if not allow_secrets:
         refuse_secrets(git, {n: local[n] for n in sending}, known_remote)
     if sending:
-        seqs = _seqs(git, [local[n] for n in sending] + [remote_tips[n] for n in sending if n in remote_tips])
         counts = {n: seqs[local[n]] - (seqs[remote_tips[n]] if n in remote_tips else 0) for n in sending}
         verdicts = _git_push(git, remote, sending)
         git.update_refs({f"{tracking_prefix(remote)}{n}": local[n] for n, ok, _ in verdicts if ok})
@@ -296,14 +299,48 @@ def _pull_first(name: str, remote: str) -> Outcome:
     )
 
 
-def _seqs(git: Git, commits: Sequence[str]) -> dict[str, int]:
-    """{git commit: the store seq its subject names} (one `cat-file` for all): how many commits a
-    push sends is the difference, as the chain has one git commit per seq."""
+def _seqs(reader: CatFile, commits: Iterable[str]) -> dict[str, int]:
+    """{git commit: the store seq its subject names (0 if none)} of those among `commits` this clone
+    has, read in one round: how many commits a push sends is the difference of two, as the chain has
+    one git commit per seq; a commit missing here is one a pull has not fetched."""
+    commits = list(commits)
     out = {}
-    for sha, data in zip(commits, git.cat(commits), strict=True):
-        message = data.split(b"\n\n", 1)[1] if data and b"\n\n" in data else b""
-        parsed = parse_subject(message.split(b"\n", 1)[0].decode(errors="replace"))
-        out[sha] = parsed[0] if parsed else 0
+    for sha, found in zip(commits, reader.read([f"{c}^{{commit}}" for c in commits]), strict=True):
+        if found is not None:
+            message = found.data.split(b"\n\n", 1)[1] if b"\n\n" in found.data else b""
+            parsed = parse_subject(message.split(b"\n", 1)[0].decode(errors="replace"))
+            out[sha] = parsed[0] if parsed else 0
+    return out
+
+
+def _related(
+    git: Git, reader: CatFile, pairs: dict[str, tuple[str, str]], seqs: dict[str, int]
+) -> dict[str, str]:
+    """{name: "ahead" (the remote's commit is an ancestor of ours), "behind" (ours is one of theirs) or
+    "diverged"} for each (our tip, the remote's) of `pairs` (different commits, both here).
+
+    A chain has one commit per seq, so `ours~(our seq - their seq)` is their commit exactly when ours
+    descends from it: one `cat-file` round answers every session. That proves ancestry (the ids
+    match), never refutes it, so a pair it does not settle (a divergence, a foreign ref) is asked of
+    `git merge-base` itself."""
+    probes = {}
+    for name, (ours, theirs) in pairs.items():
+        if seqs[ours] > seqs[theirs] > 0:
+            probes[name] = (f"{ours}~{seqs[ours] - seqs[theirs]}", theirs, "ahead")
+        elif seqs[theirs] > seqs[ours] > 0:
+            probes[name] = (f"{theirs}~{seqs[theirs] - seqs[ours]}", ours, "behind")
+    found = reader.read([spec for spec, _, _ in probes.values()])
+    out = {
+        name: verdict
+        for (name, (_, want, verdict)), f in zip(probes.items(), found, strict=True)
+        if f and f.sha == want
+    }
+    for name, (ours, theirs) in pairs.items():
+        if name not in out:
+            if git.is_ancestor(ours, theirs):
+                out[name] = "behind"
+            else:
+                out[name] = "ahead" if git.is_ancestor(theirs, ours) else "diverged"
     return out
 
 
