@@ -63,6 +63,19 @@ def clone(path: Path, url: str) -> SessionStore:
     return SessionStore.open(path / ".sessions")
 
 
+def two_clones(base: Path, sessions: int = 0) -> tuple[SessionStore, SessionStore, list[str]]:
+    """(alice, bob, names): two clones (`base/alice`, `base/bob`) of a bare remote `base/origin.git`,
+    alice holding `sessions` sessions (`names`: s00, s01, ...) of one turn each, not pushed yet."""
+    from helpers.messages import tagged_turn
+
+    url = bare_remote(base / "origin.git")
+    alice, bob = clone(base / "alice", url), clone(base / "bob", url)
+    names = [f"s{i:02d}" for i in range(sessions)]
+    for name in names:
+        alice.session(name).append(tagged_turn(0, 0))
+    return alice, bob, names
+
+
 def store_files(store: SessionStore) -> dict[str, bytes]:
     """Logs, refs and objects of a store with their bytes (locks and metadata left out)."""
     out = {}

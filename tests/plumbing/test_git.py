@@ -1,4 +1,5 @@
-"""The git wrapper: streamed reads of many objects, fast-import's all-or-nothing refs, named failures."""
+"""The git wrapper: streamed reads of many objects (one process, in rounds), fast-import's and
+`update-ref` transactions' all-or-nothing refs, many refs and chains read at once, named failures."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from helpers.git_processes import counting_git, verbs
 from helpers.gitrepos import git, isolate_git
-from sessionstore.plumbing.git import Git, GitError
+from sessionstore.plumbing.git import ZERO, Git, GitError, RefLocked
 
 
 @pytest.fixture
@@ -18,8 +20,11 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Git:
     return Git.around(tmp_path / "r")
 
 
-def _import_blobs(repo: Git, blobs: list[bytes]) -> str:
+def _import_blobs(repo: Git, blobs: list[bytes], parent: str | None = None) -> str:
+    """A commit of `blobs` (files f0, f1, ...) on refs/heads/x, a root unless `parent` is given."""
     stream = [b"commit refs/heads/x\ncommitter t <t> 0 +0000\ndata 2\nm\n"]
+    if parent:
+        stream.append(b"from %s\n" % parent.encode())
     for i, data in enumerate(blobs):
         stream.append(b"M 100644 inline f%d\ndata %d\n%s\n" % (i, len(data), data))
     repo.fast_import([b"".join(stream) + b"\ndone\n"], force=False)
@@ -75,3 +80,54 @@ def test_without_git_on_path_the_error_says_to_install_it(
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
     with pytest.raises(GitError, match=r"git is not installed \(no `git` on PATH\): install git"):
         Git.around(tmp_path / "r")
+
+
+def test_one_cat_file_answers_rounds_of_reads_with_ids_and_revisions(repo: Git) -> None:
+    """`CatFile` keeps one process across rounds (a pull reads lines, then the blobs they name), each
+    round bigger than a pipe buffer without blocking, and answers `^{commit}` and `~n` with the id."""
+    blobs = [bytes([i % 256]) * (i * 97) for i in range(300)]
+    tip = _import_blobs(repo, blobs)
+    second = _import_blobs(repo, [b"next"], parent=tip)
+    with counting_git() as started, repo.reader() as reader:
+        first = reader.read([f"{tip}:f{i}" for i in range(300)])
+        assert [f.data if f else None for f in first] == blobs
+        again = reader.read([f"{second}~1", f"{tip}^{{commit}}", f"{tip}:nope", f"{tip}:f1^{{commit}}"])
+        answers = [(f.sha, f.kind) if f else None for f in again]
+        assert answers == [(tip, "commit"), (tip, "commit"), None, None]
+        assert reader.read([]) == []
+    assert verbs(started) == ["cat-file"]
+
+
+def test_a_transaction_moves_every_ref_or_none_and_only_from_the_old_value(repo: Git, tmp_path: Path) -> None:
+    one = _import_blobs(repo, [b"1"])
+    two = _import_blobs(repo, [b"2"], parent=one)
+    repo.transaction({"refs/t/a": (one, ZERO), "refs/t/b": (one, ZERO)})
+    assert repo.refs("refs/t/") == {"a": (one, "m"), "b": (one, "m")}
+    for stale in ({"refs/t/a": (two, one), "refs/t/b": (two, two)}, {"refs/t/a": (two, ZERO)}):
+        with pytest.raises(GitError, match="update-ref failed"):
+            repo.transaction(stale)  # one ref not at its old value: nothing moves
+        assert repo.refs("refs/t/") == {"a": (one, "m"), "b": (one, "m")}
+    lock = tmp_path / "r" / ".git" / "refs" / "t" / "b.lock"
+    lock.write_text("")
+    with pytest.raises(RefLocked, match=r"delete .*b\.lock"):
+        repo.transaction({"refs/t/a": (two, one), "refs/t/b": (two, one)})
+    assert repo.refs("refs/t/") == {"a": (one, "m"), "b": (one, "m")}
+    lock.unlink()
+    repo.transaction({"refs/t/a": (two, one), "refs/t/b": (two, one)})
+    assert repo.refs("refs/t/") == {"a": (two, "m"), "b": (two, "m")}
+
+
+def test_ref_table_and_commit_graph_read_many_refs_and_chains_at_once(repo: Git) -> None:
+    first = _import_blobs(repo, [b"1"])
+    second = _import_blobs(repo, [b"2"], parent=first)
+    blob = repo.run("hash-object", "-w", "--stdin", input=b"junk\n").decode().strip()
+    repo.transaction({"refs/s/one": (first, ZERO), "refs/s/two": (second, ZERO), "refs/s/junk": (blob, ZERO)})
+    table = repo.ref_table("refs/s/", "refs/heads/")
+    assert table == {
+        "refs/heads/x": (second, "commit", "m"),
+        "refs/s/junk": (blob, "blob", ""),
+        "refs/s/one": (first, "commit", "m"),
+        "refs/s/two": (second, "commit", "m"),
+    }
+    assert repo.commit_graph([first, second]) == {first: ([], "m"), second: ([first], "m")}
+    assert repo.commit_graph([]) == {}

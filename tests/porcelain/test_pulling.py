@@ -11,6 +11,7 @@ import random
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -18,13 +19,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers.gitrepos import bare_remote, clone, git, isolate_git, store_files
+from helpers.git_processes import counting_git, verbs
+from helpers.gitrepos import bare_remote, clone, git, isolate_git, store_files, two_clones
 from helpers.messages import tag_of, tagged_turn
 from helpers.procs import spawn
 from sessionstore.errors import CompactionError
 from sessionstore.plumbing.commits import canonical
 from sessionstore.plumbing.git import Git, GitError
 from sessionstore.plumbing.names import is_valid_name
+from sessionstore.porcelain import pulling
 from sessionstore.porcelain.pulling import divergence_name, pull
 from sessionstore.porcelain.sharing import (
     AHEAD,
@@ -83,7 +86,7 @@ def tags(store: SessionStore, name: str) -> list[tuple[int, int, int]]:
     return [tag_of(m) for m in store.session(name, create=False).history]
 
 
-def forge(remote: Path, work: Path, name: str, edit) -> None:  # type: ignore[no-untyped-def]
+def forge(remote: Path, work: Path, name: str, edit) -> None:
     """Check out the remote's `refs/sessions/NAME`, let `edit(work tree)` change files, amend the tip
     (same subject, same parent) and force it back: a remote whose newest commit was tampered with."""
     subprocess.run(["git", "init", "-q", str(work)], check=True)
@@ -332,6 +335,32 @@ def test_a_remote_commit_whose_count_its_blobs_do_not_hold_is_refused(team) -> N
     assert bob.session("fix-auth").history  # still loads
 
 
+def killed_pulls(store: SessionStore, *, seed: int, rounds: int, longest: float) -> Iterator[None]:
+    """Per round, a real pull of `store` (forked warm by pull_child.py, so it starts at once) killed
+    with kill -9 at a seeded random instant up to `longest` s in (it may have finished: a whole pull is
+    fine too); yields once it is reaped and the store fsck shows only what is derivable (a torn tail,
+    a missing checkpoint ref)."""
+    victim = spawn("pull_child.py", store.root, "fork", stdin=subprocess.PIPE)
+    assert victim.stdin is not None and victim.stdout is not None
+    assert victim.stdout.readline() == "ready\n"
+    victim.stdin.write("go\n")
+    victim.stdin.flush()
+    rng = random.Random(seed)
+    for _ in range(rounds):
+        victim.stdin.write("round\n")
+        victim.stdin.flush()
+        pid = int(victim.stdout.readline().split()[1])
+        time.sleep(rng.uniform(0.0, longest))
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        assert victim.stdout.readline() == f"dead {pid}\n"
+        for problem in store.fsck().problems:
+            assert "torn last line" in problem or "is missing; `session fsck --repair`" in problem, problem
+        yield
+    victim.stdin.close()
+    victim.wait(timeout=30)
+
+
 @pytest.mark.slow
 def test_a_divergence_pull_killed_at_random_instants_is_finished_by_the_next(team) -> None:
     """kill -9 of a real pull (forked warm, so it starts at once) at seeded random instants while it
@@ -346,27 +375,10 @@ def test_a_divergence_pull_killed_at_random_instants_is_finished_by_the_next(tea
     push(alice)
     bob.session("fix-auth").append(tagged_turn(1, 0))
     mine = bob.log("fix-auth").path.read_bytes()
-    victim = spawn("pull_child.py", bob.root, "fork", stdin=subprocess.PIPE)
-    assert victim.stdin is not None and victim.stdout is not None
-    assert victim.stdout.readline() == "ready\n"
-    victim.stdin.write("go\n")
-    victim.stdin.flush()
-    rng = random.Random(12)
-    for _ in range(3):
-        victim.stdin.write("round\n")
-        victim.stdin.flush()
-        pid = int(victim.stdout.readline().split()[1])
-        time.sleep(rng.uniform(0.0, 0.25))
-        with contextlib.suppress(ProcessLookupError):  # it may have finished: a whole pull is fine too
-            os.kill(pid, signal.SIGKILL)
-        assert victim.stdout.readline() == f"dead {pid}\n"
-        for problem in bob.fsck().problems:
-            assert "torn last line" in problem or "is missing; `session fsck --repair`" in problem, problem
+    for _ in killed_pulls(bob, seed=12, rounds=3, longest=0.25):
         sent = {o.name: o.status for o in push(bob)}  # the copy, whole or cut short, is origin's data
         assert sent["fix-auth"] == REJECTED and all(s != NEW for s in sent.values()), sent
         assert remote_chains(team[0]).keys() == {"fix-auth", "notes"}
-    victim.stdin.close()
-    victim.wait(timeout=30)
     [got] = pull(bob, "origin", ["fix-auth"])
     assert got.status == DIVERGED and got.into is not None
     assert bob.log(got.into).path.read_bytes() == alice.log("fix-auth").path.read_bytes()
@@ -413,3 +425,146 @@ def test_a_ref_lock_a_killed_git_left_is_named_with_its_fix(team) -> None:
     assert str(lock) in said and "delete" in said and "get-url" not in said, said
     lock.unlink()
     assert outcomes(pull(bob))["fix-auth"] == (FAST_FORWARD, 1)
+
+
+# -- git processes per pull -------------------------------------------------------------------------------
+
+
+def test_a_pull_starts_as_many_git_processes_for_twelve_sessions_as_for_two(tmp_path, monkeypatch) -> None:
+    """A pull batches: one fetch, one for-each-ref, one log of every chain, one transaction recording
+    the divergence copies, one cat-file read in rounds, one transaction for `refs/sessions/*`, so a
+    new, a fast-forward (half the sessions diverged) and an up-to-date pull of 12 sessions start
+    exactly the git processes a pull of 2 does."""
+    isolate_git(monkeypatch)
+    seen = {}
+    for n in (2, 12):
+        alice, bob, names = two_clones(tmp_path / f"team-{n}", sessions=n)
+        push(alice)
+        with counting_git() as first:
+            assert statuses(pull(bob)) == dict.fromkeys(names, NEW)
+        for i, name in enumerate(names):
+            alice.session(name).append(tagged_turn(0, 1))
+            if i % 2:
+                bob.session(name).append(tagged_turn(1, 1))  # diverged: the remote's goes to a copy
+        push(alice)
+        with counting_git() as second:
+            found = statuses(pull(bob))
+        assert found == {name: DIVERGED if i % 2 else FAST_FORWARD for i, name in enumerate(names)}
+        with counting_git() as third:
+            pull(bob)
+        assert bob.fsck().ok
+        seen[n] = [verbs(started) for started in (first, second, third)]
+    assert seen[12] == seen[2], seen
+    assert seen[12][1].count("cat-file") == 1 and seen[12][1].count("update-ref") == 2, seen[12][1]
+    assert len(seen[12][1]) <= 8, seen[12][1]
+
+
+def test_a_pull_leaves_a_refs_sessions_ref_another_process_moved_meanwhile(team, monkeypatch) -> None:
+    """The pull's `refs/sessions/*` move from the values it read: one a push moved meanwhile keeps the
+    push's value (refused, never overwritten), and the other sessions' refs move all the same."""
+    _, alice, bob = team
+    for name in ("fix-auth", "notes"):
+        alice.session(name).append(tagged_turn(0, 20))
+    push(alice)
+    work = bob.root.parent
+    elsewhere = git(work, "rev-parse", "refs/sessions/fix-auth~1").strip()
+    real = pulling._import
+
+    def racing(store, reader, name, part, before):
+        real(store, reader, name, part, before)
+        if name == "fix-auth":  # another git moves it before the pull's own transaction
+            git(work, "update-ref", "refs/sessions/fix-auth", elsewhere)
+
+    monkeypatch.setattr(pulling, "_import", racing)
+    assert outcomes(pull(bob)) == {"fix-auth": (FAST_FORWARD, 1), "notes": (FAST_FORWARD, 1)}
+    assert git(work, "rev-parse", "refs/sessions/fix-auth").strip() == elsewhere
+    theirs = git(work, "rev-parse", "refs/remotes/origin/sessions/notes").strip()
+    assert git(work, "rev-parse", "refs/sessions/notes").strip() == theirs
+    assert bob.fsck().ok
+
+
+def test_a_copy_record_another_pull_wrote_meanwhile_refuses_that_session_only(team, monkeypatch) -> None:
+    """A divergence copy's record moves only from the value this pull read: written by someone else
+    meanwhile, it is not overwritten, that session is refused with nothing of its copy written, the
+    others are pulled, and the next pull records the copy and pulls it."""
+    _, alice, bob = team
+    theirs = alice.session("fix-auth").append(tagged_turn(0, 30))
+    alice.session("notes").append(tagged_turn(0, 31))
+    push(alice)
+    bob.session("fix-auth").append(tagged_turn(1, 0))
+    copy = divergence_name("fix-auth", "origin", theirs.id)
+    record = f"refs/session-copies/origin/{copy}"
+    work = bob.root.parent
+    foreign = git(work, "rev-parse", "refs/sessions/notes").strip()  # any commit but the copy's
+    real = pulling._plan
+
+    def racing(store, graph, remote, name, tip, kind):
+        plan = real(store, graph, remote, name, tip, kind)
+        if name == "fix-auth":
+            git(work, "update-ref", record, foreign)
+        return plan
+
+    monkeypatch.setattr(pulling, "_plan", racing)
+    before = bob.log("fix-auth").path.read_bytes()
+    found = {o.name: o for o in pull(bob)}
+    assert found["fix-auth"].status == REJECTED and "could not be recorded" in found["fix-auth"].detail
+    assert (found["notes"].status, found["notes"].commits) == (FAST_FORWARD, 1)
+    assert not bob.exists(copy) and bob.log("fix-auth").path.read_bytes() == before
+    assert git(work, "rev-parse", record).strip() == foreign  # theirs stands
+    monkeypatch.setattr(pulling, "_plan", real)
+    [again] = pull(bob, "origin", ["fix-auth"])
+    assert (again.status, again.into) == (DIVERGED, copy)
+    remote_tip = git(work, "rev-parse", "origin/sessions/fix-auth").strip()
+    assert git(work, "rev-parse", record).strip() == remote_tip
+    assert bob.fsck().ok
+
+
+def test_a_remote_ref_at_a_merge_of_two_chains_is_refused(team) -> None:
+    remote, _, bob = team
+    one, two = (git(remote, "rev-parse", f"refs/sessions/{n}").strip() for n in ("fix-auth", "notes"))
+    tree = git(remote, "rev-parse", f"{one}^{{tree}}").strip()
+    merge = git(remote, "commit-tree", tree, "-p", one, "-p", two, "-m", f"turn 4 {'a' * 64}").strip()
+    git(remote, "update-ref", "refs/sessions/merged", merge)
+    found = {o.name: o for o in pull(bob)}
+    assert found["merged"].status == REJECTED and "not a sessionstore chain" in found["merged"].detail
+    rest = {n: o.status for n, o in found.items() if n != "merged"}
+    assert rest == dict.fromkeys(("fix-auth", "notes"), UP_TO_DATE)
+    assert "merged" not in bob.sessions()
+
+
+@pytest.mark.slow
+def test_a_pull_of_many_sessions_killed_at_random_instants_leaves_each_as_it_was_or_whole(team) -> None:
+    """kill -9 of a real pull of 15 sessions (a third of them diverged, so their copies are recorded
+    in one transaction before any line) at seeded random instants: after each kill every session and
+    copy is as it was or whole (at worst a torn tail), a copy that exists is recorded, and the next
+    pull finishes every one byte for byte."""
+    _, alice, bob = team
+    names = [f"t{i:02d}" for i in range(15)]
+    for i, name in enumerate(names):
+        session = alice.session(name)
+        for j in range(4):
+            session.append(tagged_turn(0, 10 * i + j))
+        if i % 3 == 0:
+            bob.session(name).append(tagged_turn(1, i))  # bob's own history under the same name
+    push(alice)
+    whole = {name: alice.log(name).path.read_bytes() for name in names}
+    mine = {name: bob.log(name).path.read_bytes() for name in names if bob.exists(name)}
+    first = {name: alice.log(name).scan(since_reset=False)[0][0].id for name in mine}
+    copies = {name: divergence_name(name, "origin", cid) for name, cid in first.items()}
+    work = bob.root.parent
+    for _ in killed_pulls(bob, seed=16, rounds=3, longest=0.3):
+        listed = git(work, "for-each-ref", "--format=%(refname:lstrip=3)", "refs/session-copies/")
+        recorded = set(listed.split())
+        for name in names:
+            target = copies.get(name, name)
+            data = bob.log(target).path.read_bytes() if bob.exists(target) else b""
+            torn = whole[name].startswith(data) and not data.endswith(b"\n")
+            assert data in (b"", whole[name]) or torn, (target, len(data))
+            if name in mine:
+                assert bob.log(name).path.read_bytes() == mine[name]  # bob's own never touched
+                assert not data or target in recorded
+    found = statuses(pull(bob))
+    assert all(found[n] == DIVERGED for n in mine) and REJECTED not in found.values(), found
+    for name in names:
+        assert bob.log(copies.get(name, name)).path.read_bytes() == whole[name]
+    assert bob.fsck().ok

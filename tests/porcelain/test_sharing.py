@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from pydantic_ai.messages import ModelRequest, UserPromptPart
 
-from helpers.gitrepos import bare_remote, clone, git, isolate_git, store_files
+from helpers.git_processes import counting_git, verbs
+from helpers.gitrepos import bare_remote, clone, git, isolate_git, store_files, two_clones
 from helpers.messages import T0, tagged_turn
 from sessionstore.errors import SessionStoreError, UnknownRevision
 from sessionstore.plumbing.codec import encode
@@ -384,3 +385,29 @@ def test_a_clone_behind_the_remote_is_told_to_pull_even_when_it_has_fetched_the_
     [refused] = push(bob)
     assert refused.status == REJECTED and "`session pull origin fix-auth` first" in refused.detail
     assert [(o.status, o.commits) for o in pull(bob)] == [(FAST_FORWARD, 1)]
+
+
+def test_a_push_starts_as_many_git_processes_for_twelve_sessions_as_for_two(tmp_path, monkeypatch) -> None:
+    """A push batches its ancestry checks (one cat-file round of `tip~n` probes, not a `merge-base` per
+    session): a new, a fast-forward and an up-to-date push of 12 sessions start exactly the git
+    processes a push of 2 does, and a clone behind the remote is still told to pull."""
+    isolate_git(monkeypatch)
+    seen = {}
+    for n in (2, 12):
+        alice, bob, names = two_clones(tmp_path / f"team-{n}", sessions=n)
+        with counting_git() as first:
+            assert statuses(push(alice)) == dict.fromkeys(names, NEW)
+        pull(bob)
+        for name in names:
+            alice.session(name).append(tagged_turn(0, 5))
+        with counting_git() as second:
+            assert statuses(push(alice)) == dict.fromkeys(names, PUSHED)
+        with counting_git() as third:
+            assert statuses(push(alice)) == dict.fromkeys(names, UP_TO_DATE)
+        git(bob.root.parent, "fetch", "-q", "origin", "+refs/sessions/*:refs/remotes/origin/sessions/*")
+        with counting_git() as fourth:
+            behind = push(bob)
+        assert all(o.status == REJECTED and "`session pull origin" in o.detail for o in behind)
+        seen[n] = [verbs(started) for started in (first, second, third, fourth)]
+    assert seen[12] == seen[2], seen
+    assert "merge-base" not in seen[12][3], seen[12][3]
