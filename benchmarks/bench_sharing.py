@@ -16,14 +16,20 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
+import io
+import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
-from common import REALDATA, fmt_time, machine_line, ratio, write_section
+from common import REALDATA, REPO, fmt_time, machine_line, ratio, write_section
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
 
 from sessionstore.plumbing import codec
@@ -39,6 +45,10 @@ from sessionstore.porcelain.store import SessionStore
 
 TRANSCRIPT = REALDATA / "claude_code" / "codemie_session-3fe1b6bc.jsonl"
 HEADING = "## Sharing (issue 12)"
+MANY_HEADING = "## Sharing many sessions (issue 16)"
+BEFORE = "9f6765f99c61fe8f4802b044c1e7e6ad664489de"
+"""The code before pull and push were batched (main, where branch sharing4 started): its whole
+package is loaded beside the current one (as `sessionstore_before`) and run in the same process."""
 NOTES = """\
 Where a pull's time goes (cProfile of one 5,000-turn pull, 6.5 s, on the same machine while other
 helpers ran their suites): `git fetch` itself 2.0 s; writing the 5,000 blob files 2.5 s (creating and
@@ -71,41 +81,49 @@ def source_messages() -> tuple[list[ModelMessage], str]:
     return msgs, "tagged text turns (real data absent)"
 
 
-def build(root: Path, turns: int, every: int) -> SessionStore:
-    """A store with one session of `turns` turns and a checkpoint every `every` turns."""
+def build(
+    root: Path, turns: int, every: int, names: Sequence[str] = ("big",), stamp: str | None = None
+) -> SessionStore:
+    """A store with sessions `names` of `turns` turns each and a checkpoint every `every` turns. With
+    `stamp` (a commit time), the same call makes the same commits: a store built with more turns is
+    a fast-forward of one built with fewer."""
     store = SessionStore.open(root)
     msgs, _ = source_messages()
-    log = store.log("big")
-    head = None
-    lines: list[bytes] = []
-    offset = count = 0
     blobs: dict[str, bytes] = {}
-    k = 0
-    for i in range(turns):
-        turn = [dataclasses.replace(msgs[(2 * i + j) % len(msgs)], run_id=f"bench-{i}") for j in range(2)]
-        data = codec.encode(turn)
-        oid = hash_bytes(data)
-        blobs[oid] = data
-        sizes = [100, 100]
-        if i and i % every == 0:
-            k += 1
-            extra = {"blobs": [oid], "sizes": sizes, "tier": 2, "checkpoint": k}
-            count = 2
-            line, _ = make_line(parent=head, kind="compaction", blob=oid, count=2, tokens=200,
-                                   usage=None, extra=extra)  # fmt: skip
-        else:
-            count += 2
-            line, _ = make_line(parent=head, kind="turn", blob=oid, count=count, tokens=100 * count,
-                                   usage=None, extra={"sizes": sizes})  # fmt: skip
-        head = parse_line(line[:-1], log.session, offset)
-        lines.append(line)
-        offset += len(line)
+    for name in names:
+        log = store.log(name)
+        head = None
+        lines: list[bytes] = []
+        offset = count = k = 0
+        for i in range(turns):
+            turn = [
+                dataclasses.replace(msgs[(2 * i + j) % len(msgs)], run_id=f"bench-{name}-{i}")
+                for j in range(2)
+            ]
+            data = codec.encode(turn)
+            oid = hash_bytes(data)
+            blobs[oid] = data
+            sizes = [100, 100]
+            if i and i % every == 0:
+                k += 1
+                extra = {"blobs": [oid], "sizes": sizes, "tier": 2, "checkpoint": k}
+                count = 2
+                line, _ = make_line(parent=head, kind="compaction", blob=oid, count=2, tokens=200,
+                                       usage=None, extra=extra, time=stamp)  # fmt: skip
+            else:
+                count += 2
+                line, _ = make_line(parent=head, kind="turn", blob=oid, count=count, tokens=100 * count,
+                                       usage=None, extra={"sizes": sizes}, time=stamp)  # fmt: skip
+            head = parse_line(line[:-1], log.session, offset)
+            lines.append(line)
+            offset += len(line)
+        start = append_durable(log.path, b"".join(lines))
+        assert start == 0, start
     write_objects(store, blobs)  # the bulk writer pull uses: set-up need not sync blob by blob
-    offset = append_durable(log.path, b"".join(lines))
-    assert offset == 0
-    for c in store.log("big").scan(since_reset=False)[0]:
-        if c.kind == "compaction":
-            store.refs.create("big", c.extra["checkpoint"], c.id, c.offset)
+    for name in names:
+        for c in store.log(name).scan(since_reset=False)[0]:
+            if c.kind == "compaction":
+                store.refs.create(name, c.extra["checkpoint"], c.id, c.offset)
     report = store.fsck()
     assert report.ok, report.problems
     return store
@@ -130,8 +148,13 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--dir", type=Path, default=None)
+    parser.add_argument("--sessions", default="100,1000", help="session counts of the many-sessions run")
+    parser.add_argument("--many-only", action="store_true", help="only the many-sessions run")
     args = parser.parse_args()
     print(machine_line())
+    many(args)
+    if args.many_only:
+        return
     _, workload = source_messages()
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         work = Path(tmp)
@@ -227,6 +250,148 @@ def main() -> None:
         NOTES,
     ]
     write_section(HEADING, "\n".join(section) + "\n")
+
+
+# -- many sessions: git processes per push and pull, before vs after batching (issue 16) ----------------
+
+
+def load_before(into: Path) -> tuple[Callable[..., Any], Callable[..., Any], Any] | None:
+    """(pull, push, SessionStore) of the package at `BEFORE`, imported as `sessionstore_before` from a
+    copy under `into` (its absolute imports renamed so the two never mix), or None without the commit."""
+    proc = subprocess.run(
+        ["git", "-C", str(REPO), "archive", BEFORE, "src/sessionstore"], capture_output=True
+    )
+    if proc.returncode != 0:
+        print(f"commit {BEFORE[:12]} not found in {REPO}: no before figures", file=sys.stderr)
+        return None
+    with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
+        tar.extractall(into, filter="data")
+    package = into / "sessionstore_before"
+    (into / "src" / "sessionstore").rename(package)
+    for path in package.rglob("*.py"):
+        text = re.sub(r"\b(from|import) sessionstore\b", r"\1 sessionstore_before", path.read_text())
+        path.write_text(re.sub(r"([\"'])sessionstore\.", r"\1sessionstore_before.", text))
+    sys.path.insert(0, str(into))
+    mods = [
+        importlib.import_module(f"sessionstore_before.porcelain.{m}") for m in ("pulling", "sharing", "store")
+    ]
+    return mods[0].pull, mods[1].push, mods[2].SessionStore
+
+
+def git_count() -> Any:
+    sys.path.insert(0, str(REPO / "tests"))
+    from helpers.git_processes import counting_git
+
+    return counting_git()
+
+
+def reset_repo(path: Path, url: str | None) -> None:
+    """A fresh repository at `path` (bare when `url` is None; else a clone set-up with origin = url)."""
+    shutil.rmtree(path, ignore_errors=True)
+    if url is None:
+        git("init", "-q", "--bare", str(path))
+    else:
+        fresh_repo(path, url)
+
+
+def forget_refs(repo: Path) -> None:
+    """Delete what sharing wrote in `repo` (exports, tracking refs, copy records): as before a first push."""
+    out = subprocess.run(
+        ["git", "-C", str(repo), "for-each-ref", "--format=delete %(refname)", "refs/sessions/",
+         "refs/remotes/", "refs/session-copies/"], capture_output=True, check=True,
+    ).stdout  # fmt: skip
+    subprocess.run(["git", "-C", str(repo), "update-ref", "--stdin"], input=out, check=True)
+
+
+OPS = (
+    "push, new",
+    "pull, new",
+    "push, fast-forward",
+    "pull, fast-forward",
+    "pull, up to date",
+    "push, up to date",
+)
+
+
+def scenario(
+    work: Path, n: int, code: tuple[Callable[..., Any], Callable[..., Any], Any]
+) -> dict[str, tuple[float, int]]:
+    """{op: (seconds, git processes)} of the six operations of `OPS`, in that order, with `code`'s
+    pull and push: v1 (3 turns a session) pushed to an empty remote and pulled by a fresh clone, v2
+    (one turn more each) pushed and pulled, then both again with nothing new."""
+    pull_fn, push_fn, store_cls = code
+    origin = work / "origin.git"
+    reset_repo(origin, None)
+    for v in ("v1", "v2"):
+        forget_refs(work / v)
+    reset_repo(work / "bob", origin.as_uri())
+    bob = store_cls.open(work / "bob" / ".sessions")
+    v1, v2 = (store_cls.open(work / v / ".sessions", create=False) for v in ("v1", "v2"))
+    steps = [(push_fn, v1), (pull_fn, bob), (push_fn, v2), (pull_fn, bob), (pull_fn, bob), (push_fn, v2)]
+    out = {}
+    for op, (fn, store) in zip(OPS, steps, strict=True):
+        with git_count() as started:
+            t = time.perf_counter()
+            found = fn(store)
+            out[op] = (time.perf_counter() - t, len(started))
+        assert len(found) == n and not any(o.status == "rejected" for o in found), (op, found[:3])
+    for name in v2.sessions():
+        assert (bob.root / "logs" / f"{name}.jsonl").read_bytes() == (
+            v2.root / "logs" / f"{name}.jsonl"
+        ).read_bytes()
+    return out
+
+
+def many(args: argparse.Namespace) -> None:
+    counts = [int(x) for x in args.sessions.split(",")]
+    stamp = "2026-01-01T00:00:00.000000Z"
+    rows = []
+    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+        work = Path(tmp)
+        before = load_before(work / "before-code")
+        after = (pull, push, SessionStore)
+        contenders = {"before": before, "after": after} if before else {"after": after}
+        for n in counts:
+            base = work / f"n{n}"
+            names = [f"task-{i:04d}" for i in range(n)]
+            for v, turns in (("v1", 3), ("v2", 4)):
+                fresh_repo(base / v, (base / "origin.git").as_uri())
+                build(base / v / ".sessions", turns, 1000, names, stamp)
+            best: dict[str, dict[str, tuple[float, int]]] = {c: {} for c in contenders}
+            runs = args.runs if n <= 100 else max(1, args.runs - 1)
+            for _ in range(runs):  # contenders interleaved: the same weather for both
+                for label, code in contenders.items():
+                    for op, (secs, procs) in scenario(base, n, code).items():
+                        if op not in best[label] or secs < best[label][op][0]:
+                            best[label][op] = (secs, procs)
+            for op in OPS:
+                a_secs, a_procs = best["after"][op]
+                if before:
+                    b_secs, b_procs = best["before"][op]
+                    times = f"{fmt_time(b_secs)} | {fmt_time(a_secs)} | {a_secs / b_secs:.2f}×"
+                    row = f"| {n:,} | {op} | {times} | {b_procs} | {a_procs} | {a_procs / b_procs:.3f}× |"
+                else:
+                    row = f"| {n:,} | {op} | - | {fmt_time(a_secs)} | - | - | {a_procs} | - |"
+                print(row, flush=True)
+                rows.append(row)
+            shutil.rmtree(base)
+    section = [
+        MANY_HEADING,
+        "",
+        f"`.venv/bin/python benchmarks/bench_sharing.py --many-only`. {machine_line()}.",
+        "Workload: N sessions of 3 turns (v1), then of 4 (v2: one turn more each, a fast-forward), two",
+        "messages a turn as above; a bare remote over file://; a fresh clone pulls. *before* is the",
+        f"package at {BEFORE[:12]} (pull and push before batching), loaded beside the current one and",
+        "run in the same process on the same repositories, the contenders interleaved; each time is",
+        f"the minimum of {args.runs} runs ({max(1, args.runs - 1)} above 100 sessions). git processes: every",
+        "`git` started (counted at `subprocess.Popen`). Every pulled log was checked byte-identical to the",
+        "pushed one.",
+        "",
+        "| sessions | operation | before | after | after/before | git processes before | after | ratio |",
+        "|---|---|---|---|---|---|---|---|",
+        *rows,
+    ]
+    write_section(MANY_HEADING, "\n".join(section) + "\n")
 
 
 if __name__ == "__main__":

@@ -215,7 +215,8 @@ PORCELAIN_FLOORS = {
     "secret_scan": 0,
     "sharing": 1,
     "bulk_blobs": 1,
-    "pulling": 2,
+    "landing": 2,
+    "pulling": 3,
     "lookup": 2,
     "discovery": 0,
     "reimport": 1,
@@ -255,7 +256,7 @@ WRITER_USERS = {
     "sessionstore.plumbing.commits": LINE_WRITERS,
     "sessionstore.plumbing.logs": LINE_WRITERS,
     "sessionstore.plumbing.fsutil": LINE_WRITERS,
-    "sessionstore.porcelain.pulling": {"append_verified"},
+    "sessionstore.porcelain.landing": {"append_verified"},
     "sessionstore.integrations.conversation_store": {"write_commit"},
 }
 

@@ -12,10 +12,10 @@ import os
 import signal
 import sys
 
-from sessionstore.porcelain import pulling
+from sessionstore.porcelain import landing, pulling
 from sessionstore.porcelain.store import SessionStore
 
-_ensure = pulling.ensure_checkpoint_refs
+_ensure = landing.ensure_checkpoint_refs
 
 
 def _stop_first(store: SessionStore, name: str, commits: object = None) -> list[int]:
@@ -26,7 +26,7 @@ def _stop_first(store: SessionStore, name: str, commits: object = None) -> list[
 
 def main() -> None:
     store = SessionStore.open(sys.argv[1], create=False)
-    pulling.ensure_checkpoint_refs = _stop_first  # type: ignore[assignment]
+    landing.ensure_checkpoint_refs = _stop_first  # type: ignore[assignment]
     pulling.pull(store)
     print("not stopped", flush=True)
 

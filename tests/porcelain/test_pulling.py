@@ -27,7 +27,7 @@ from sessionstore.errors import CompactionError
 from sessionstore.plumbing.commits import canonical
 from sessionstore.plumbing.git import Git, GitError
 from sessionstore.plumbing.names import is_valid_name
-from sessionstore.porcelain import pulling
+from sessionstore.porcelain import landing, pulling
 from sessionstore.porcelain.pulling import divergence_name, pull
 from sessionstore.porcelain.sharing import (
     AHEAD,
@@ -468,14 +468,15 @@ def test_a_pull_leaves_a_refs_sessions_ref_another_process_moved_meanwhile(team,
     push(alice)
     work = bob.root.parent
     elsewhere = git(work, "rev-parse", "refs/sessions/fix-auth~1").strip()
-    real = pulling._import
+    real = landing.ensure_checkpoint_refs
 
-    def racing(store, reader, name, part, before):
-        real(store, reader, name, part, before)
-        if name == "fix-auth":  # another git moves it before the pull's own transaction
+    def racing(store, name, commits=None):
+        made = real(store, name, commits)
+        if name == "fix-auth":  # just appended: another git moves it before the pull's own transaction
             git(work, "update-ref", "refs/sessions/fix-auth", elsewhere)
+        return made
 
-    monkeypatch.setattr(pulling, "_import", racing)
+    monkeypatch.setattr(landing, "ensure_checkpoint_refs", racing)
     assert outcomes(pull(bob)) == {"fix-auth": (FAST_FORWARD, 1), "notes": (FAST_FORWARD, 1)}
     assert git(work, "rev-parse", "refs/sessions/fix-auth").strip() == elsewhere
     theirs = git(work, "rev-parse", "refs/remotes/origin/sessions/notes").strip()

@@ -1,10 +1,12 @@
-"""The `git` executable as a library: one process per job, streamed, never one process per object.
+"""The `git` executable as a library: one process per job, streamed, never one per object or session.
 
 Sharing (DESIGN §12) keeps sessions as git objects, so git's packfiles, transport and atomic ref updates
 do the work. This module is the only place that starts `git`: `fast-import` writes many commits from one
 stream, `cat-file --batch` reads many objects through one pipe (a feeder thread writes the requests so
-neither side can block the other), and every failure is a `GitError` whose message is git's own error
-line plus what to do. No Python git library: the `git` on PATH is what the user's remotes are set up for.
+neither side can block the other; `CatFile` keeps one process for many rounds), `log --stdin` lists
+many chains, `update-ref --stdin` moves many refs in one transaction, and every failure is a
+`GitError` whose message is git's own error line plus what to do. No Python git library: the `git` on
+PATH is what the user's remotes are set up for.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from ..errors import SessionStoreError
 
 ZERO = "0" * 40
 """What git calls the id of a ref that does not exist."""
+_PAGE = 4096
+"""The least a pipe buffers (Linux shrinks a pipe to one page when a user holds too many)."""
 
 _STALE_LOCK = re.compile(r"Unable to create '([^']+\.lock)': File exists")
 """git's reason when a ref's lock file is there: another git holds it, or a killed one left it."""
@@ -169,12 +173,6 @@ class Git:
                 tips[ref[len(prefix) :]] = sha
         return tips
 
-    def has_commit(self, sha: str) -> bool:
-        proc = subprocess.run(
-            ["git", "-C", str(self.top), "cat-file", "-e", f"{sha}^{{commit}}"], capture_output=True
-        )
-        return proc.returncode == 0
-
     def is_ancestor(self, old: str, new: str) -> bool:
         proc = subprocess.run(
             ["git", "-C", str(self.top), "merge-base", "--is-ancestor", old, new], capture_output=True
@@ -221,9 +219,6 @@ class Git:
                 "update-ref", "--stdin", input=f"start\n{lines}prepare\ncommit\n".encode(),
                 what="git update-ref", detach=True,
             )  # fmt: skip
-
-    def delete_ref(self, ref: str) -> None:
-        self.run("update-ref", "-d", ref, check=False)
 
     # -- streams ---------------------------------------------------------------------------------------
 
@@ -354,23 +349,30 @@ class CatFile:
         proc = self._proc
         assert proc.stdin is not None and proc.stdout is not None
         stdin = proc.stdin
+        request = b"".join(spec.encode() + b"\n" for spec in specs)
 
         def feed() -> None:
             try:
-                stdin.write(b"".join(spec.encode() + b"\n" for spec in specs))
+                stdin.write(request)
                 stdin.flush()
             except (BrokenPipeError, ValueError):
                 pass  # git died or the reader closed it: the reader reports that
 
-        feeder = threading.Thread(target=feed, daemon=True)
-        feeder.start()
+        # A request that fits in the pipe's smallest buffer (one page) is written before git answers
+        # anything, so it cannot block; a longer one is fed by a thread while this one reads.
+        feeder = threading.Thread(target=feed, daemon=True) if len(request) > _PAGE else None
+        if feeder is None:
+            feed()
+        else:
+            feeder.start()
         try:
             return [_answer(proc.stdout, spec, self.top) for spec in specs]
         except BaseException:
             self.close()
             raise
         finally:
-            feeder.join()
+            if feeder is not None:
+                feeder.join()
 
     def close(self) -> None:
         proc, self._proc = self._proc, None

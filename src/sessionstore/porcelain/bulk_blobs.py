@@ -52,11 +52,15 @@ def write_objects(store: SessionStore, blobs: dict[str, bytes], paths: dict[str,
     finally:
         for tmp, _ in temps:
             tmp.unlink(missing_ok=True)
-    from concurrent.futures import ThreadPoolExecutor
+    if len(fans) <= 2:  # starting threads costs more than a sync or two
+        for fan in fans:
+            fsync_dir(fan)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max_workers=8, thread_name_prefix="sessionstore-pull") as pool:
-        for _ in pool.map(fsync_dir, fans):  # directory syncs wait on the journal: overlap them
-            pass
+        with ThreadPoolExecutor(max_workers=8, thread_name_prefix="sessionstore-pull") as pool:
+            for _ in pool.map(fsync_dir, fans):  # directory syncs wait on the journal: overlap them
+                pass
     if new_fan:
         fsync_dir(store.objects.dir)
 

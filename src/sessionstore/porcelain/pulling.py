@@ -21,16 +21,13 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import StaleSessionError, UnknownRevision
-from ..plumbing.codec import line_count
-from ..plumbing.commits import Commit, parse_line
-from ..plumbing.git import ZERO, CatFile, Git, GitError, RefLocked
+from ..errors import UnknownRevision
+from ..plumbing.commits import Commit
+from ..plumbing.git import ZERO, Git, GitError, RefLocked
 from ..plumbing.names import is_valid_name
-from ..plumbing.objects import hash_bytes
-from .bulk_blobs import write_objects
+from .landing import Chain, Group, Refused, Staged, ensure_checkpoint_refs, land, stage
 from .sharing import (
     AHEAD,
     DEFAULT_REMOTE,
@@ -46,19 +43,9 @@ from .sharing import (
     parse_subject,
     tracking_prefix,
 )
-from .writer import append_verified
 
 if TYPE_CHECKING:
     from .layout import StoreLayout as SessionStore
-
-Chain = list[tuple[str, int, str]]
-"""A remote session as (git commit, seq, store commit id), oldest first."""
-
-
-class Refused(GitError):
-    """A remote session that cannot be pulled as it is (not written by `session push`, damaged, under
-    a ref no session name fits, its copy's name taken, or the local session moved meanwhile): that
-    session is reported `REJECTED` with this message, nothing of it is written, the others are pulled."""
 
 
 @dataclass(frozen=True)
@@ -124,21 +111,33 @@ def pull(store: SessionStore, remote: str = DEFAULT_REMOTE, names: Sequence[str]
             out[name] = Outcome(name, REJECTED, detail=str(err))
     unrecorded = _record_copies(git, table, remote, plans)
     pulled: dict[str, tuple[str, str]] = {}  # refs/sessions/<name> -> (its git commit now, before)
+
+    def landed(staged: Staged) -> None:
+        out[staged.outcome.name] = staged.outcome
+        ref = f"{SESSION_REFS}{staged.name}"
+        pulled[ref] = (staged.part[-1][0], table.get(ref, (ZERO,))[0])
+
+    def refused(staged: Staged, err: Refused) -> None:
+        out[staged.outcome.name] = Outcome(staged.outcome.name, REJECTED, detail=str(err))
+
     try:
+        group = Group()
         with git.reader() as reader:
             for name, plan in plans.items():
                 try:
                     if plan.target in unrecorded:
                         raise unrecorded[plan.target]
-                    if plan.part:
-                        _import(store, reader, plan.target, plan.part, plan.before)
-                        ref = f"{SESSION_REFS}{plan.target}"
-                        pulled[ref] = (plan.part[-1][0], table.get(ref, (ZERO,))[0])
-                    else:
+                    if not plan.part:
                         _finish_refs(store, plan.target, plan.before)
-                    out[name] = plan.outcome
+                        out[name] = plan.outcome
+                    elif group.add(
+                        stage(store, reader, plan.target, plan.part, plan.before, plan.outcome, group.blobs)
+                    ):
+                        land(store, group, landed, refused)
+                        group = Group()
                 except Refused as err:
                     out[name] = Outcome(name, REJECTED, detail=str(err))
+        land(store, group, landed, refused)
     finally:  # what a push exports from (a stale one costs a re-export of the same commits, no more)
         _move_exported(git, pulled)
     return [out[name] for name in order]
@@ -277,105 +276,3 @@ def _common(local: Sequence[Commit], chain: Chain) -> int:
             break
         n += 1
     return n
-
-
-def _import(store: SessionStore, reader: CatFile, name: str, part: Chain, before: Sequence[Commit]) -> None:
-    """Append the remote commits `part` after `before` (the local log) to session `name`."""
-    lines = [found.data if found else None for found in reader.read([f"{sha}:line" for sha, _, _ in part])]
-    head = before[-1] if before else None
-    commits: list[Commit] = []
-    for (sha, _, cid), data in zip(part, lines, strict=True):
-        commit = parse_line(data.rstrip(b"\n"), name, 0) if data and data.endswith(b"\n") else None
-        if (
-            data is None
-            or commit is None
-            or data.count(b"\n") != 1
-            or commit.id != cid
-            or commit.parent != (head.id if head else None)
-            or commit.seq != (head.seq + 1 if head else 1)
-        ):
-            raise Refused(
-                f"remote commit {cid[:7]} of session {name!r} (git {sha[:12]}) does not verify: "
-                "nothing was pulled; the remote's copy is damaged"
-            )
-        commits.append(commit)
-        head = commit
-    needed: dict[str, str] = {}  # store blob id -> "<git commit>:objects/<id>"
-    paths: dict[str, Path] = {}
-    for (sha, _, _), commit in zip(part, commits, strict=True):
-        for oid in commit.named_blobs:
-            if oid not in paths:
-                paths[oid] = store.objects.path(oid)
-                if not paths[oid].is_file():
-                    needed[oid] = f"{sha}:objects/{oid}"
-    got = reader.read(list(needed.values()))
-    blobs = {oid: found.data if found else None for oid, found in zip(needed, got, strict=True)}
-    for oid, data in blobs.items():
-        if data is None or hash_bytes(data) != oid:
-            raise Refused(
-                f"blob {oid[:12]} of session {name!r} is missing or corrupt on the remote: nothing was pulled"
-            )
-    local_head = before[-1] if before else None
-    check_counts(store, name, local_head, part, commits, blobs)  # type: ignore[arg-type]  (no None)
-    changed = Refused(f"session {name!r} changed while pulling: nothing was pulled; pull again")
-    with store.lock(name):
-        log = store.log(name)
-        now = log.head()  # the ids chain: the same head id at the same place is the same history
-        if _place(now) != _place(local_head):
-            raise changed
-        write_objects(store, blobs, paths)  # type: ignore[arg-type]  (verified: no None left)
-        try:  # cuts a torn tail from a crash (not data), refuses a head that moved since
-            append_verified(log, local_head, b"".join(lines))  # type: ignore[arg-type]
-        except StaleSessionError:
-            raise changed from None
-        ensure_checkpoint_refs(store, name)
-
-
-def check_counts(
-    store: SessionStore,
-    name: str,
-    head: Commit | None,
-    part: Chain,
-    commits: Sequence[Commit],
-    blobs: dict[str, bytes],
-) -> None:
-    """Refuse remote commits whose `count` (and `sizes`) their blobs do not hold, as fsck checks a
-    log: such a line verifies (its id is rehashed), yet the session would not load once it is pulled.
-    `blobs`: the verified new ones; the others are read from the store."""
-    messages: dict[str, int] = {}
-    count = head.count if head else 0
-    for (sha, _, _), c in zip(part, commits, strict=True):
-        added = 0
-        for oid in c.named_blobs:
-            if oid not in messages:
-                messages[oid] = line_count(blobs[oid] if oid in blobs else store.objects.read(oid))
-            added += messages[oid]
-        count, agrees = c.count_after(count, added)
-        if not agrees:
-            raise Refused(
-                f"remote commit {c.id[:7]} of session {name!r} (git {sha[:12]}) says {c.count} messages, "
-                f"its blobs hold {count}: nothing was pulled; the remote's copy is damaged"
-            )
-
-
-def _place(commit: Commit | None) -> tuple[str, int] | None:
-    return (commit.id, commit.offset) if commit else None
-
-
-def ensure_checkpoint_refs(
-    store: SessionStore, name: str, commits: Sequence[Commit] | None = None
-) -> list[int]:
-    """Create the checkpoint refs the log of `name` implies and lacks (caller holds its lock): the
-    pulled compactions', and any a pull killed between its append and its refs left out. Refs are
-    derivable from the log (DESIGN §2), so this is a repair, never a guess. `commits`: the whole log,
-    when the caller has scanned it already. Returns the numbers made."""
-    have = {ref.k for ref in store.refs.list(name)}
-    if commits is None:
-        commits = store.log(name).scan(since_reset=False)[0]
-    compactions = [c for c in commits if c.kind == "compaction"]
-    made = []
-    for k, commit in enumerate(compactions, start=1):
-        if k not in have:
-            store.refs.create(name, k, commit.id, commit.offset)
-            made.append(k)
-    return made

@@ -1,0 +1,81 @@
+"""Landing pulled commits (porcelain/landing.py) over real git: staged sessions land in bounded groups
+(one blob sync per group), each blob is read from git once per group, and a session refused while its
+group lands leaves the others pulled."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from helpers.gitrepos import isolate_git, store_files, two_clones
+from helpers.messages import tagged_turn
+from sessionstore.plumbing.git import CatFile
+from sessionstore.porcelain import landing
+from sessionstore.porcelain.pulling import pull
+from sessionstore.porcelain.sharing import NEW, REJECTED, push
+
+
+def test_a_pull_lands_in_groups_and_reads_each_blob_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Groups of at most 3 sessions: 8 sessions (one a fork, whose first commit names every blob of
+    its source) land in three groups, byte-identical, and git is asked for each blob once."""
+    isolate_git(monkeypatch)
+    alice, bob, names = two_clones(tmp_path, sessions=7)
+    for name in names:
+        alice.session(name).append(tagged_turn(0, 1))
+    alice.fork("s00", "s00-fork")
+    push(alice)
+    monkeypatch.setattr(landing.Group, "MAX_SESSIONS", 3)
+    asked: list[str] = []
+    real = CatFile.read
+
+    def read(self: CatFile, specs):  # type: ignore[no-untyped-def]
+        asked.extend(specs)
+        return real(self, specs)
+
+    monkeypatch.setattr(CatFile, "read", read)
+    landed = []
+    real_land = landing.land
+
+    def counting_land(store, group, *rest):  # type: ignore[no-untyped-def]
+        landed.append(len(group.staged))
+        return real_land(store, group, *rest)
+
+    monkeypatch.setattr("sessionstore.porcelain.pulling.land", counting_land)
+    found = {o.name: o.status for o in pull(bob)}
+    assert found == dict.fromkeys([*names, "s00-fork"], NEW)
+    assert store_files(bob) == store_files(alice)
+    blobs = [spec.rsplit("/", 1)[1] for spec in asked if ":objects/" in spec]
+    assert (
+        sorted(blobs)
+        == sorted(set(blobs))
+        == sorted(p.parent.name + p.name for p in (alice.root / "objects").rglob("*") if p.is_file())
+    )
+    assert landed == [3, 3, 2]
+
+
+def test_a_session_that_moved_while_its_group_landed_is_refused_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    isolate_git(monkeypatch)
+    alice, bob, names = two_clones(tmp_path, sessions=4)
+    push(alice)
+    pull(bob)
+    for name in names:
+        alice.session(name).append(tagged_turn(0, 1))
+    push(alice)
+    real = landing.write_objects
+
+    def meanwhile(store, blobs, paths=None):  # type: ignore[no-untyped-def]
+        real(store, blobs, paths)
+        bob.session("s01").append(tagged_turn(1, 0))  # a writer gets in between stage and land
+
+    monkeypatch.setattr(landing, "write_objects", meanwhile)
+    found = {o.name: o for o in pull(bob)}
+    assert found["s01"].status == REJECTED and "changed while pulling" in found["s01"].detail
+    assert {n: o.commits for n, o in found.items() if n != "s01"} == dict.fromkeys(["s00", "s02", "s03"], 1)
+    assert bob.fsck().ok
+    for name in ("s00", "s02", "s03"):
+        assert bob.log(name).path.read_bytes() == alice.log(name).path.read_bytes()
