@@ -93,9 +93,7 @@ def write_commit(
         if before_append is not None:
             before_append(body)
     except BaseException:
-        if landed is not None:
-            with contextlib.suppress(Exception):
-                landed()  # the line's own error is the one to report
+        settle(landed)
         raise
     if landed is not None:
         landed()
@@ -124,8 +122,21 @@ def stage_turn(
     that is not durable. For every writer of a turn's blob: `Lockstep.commit_turn` and
     `FileConversationStore`."""
     writing = objects.write_in_background(codec.encode_unchecked(messages), codec.check_decodable)
-    counted = list(sizes) if sizes is not None else estimate_messages(messages)
+    try:
+        counted = list(sizes) if sizes is not None else estimate_messages(messages)
+    except BaseException:
+        settle(writing.result)
+        raise
     return StagedTurn(writing.oid, counted, writing.result)
+
+
+def settle(landed: Callable[[], object] | None) -> None:
+    """Wait for a blob still landing when what was to name it failed: no write is left in flight once
+    the caller lets go of the lock (the blob, if it landed, is an orphan for gc). Its own error is
+    dropped: the caller's is the one to report."""
+    if landed is not None:
+        with contextlib.suppress(Exception):
+            landed()
 
 
 def append_verified(log: Log, parent: Commit | None, lines: bytes) -> None:
@@ -302,8 +313,11 @@ class Lockstep:
         fields: dict[str, Any] = {"sizes": sizes, **(extra or {})}
         if self.sent_elided is not None and self.sent_elided[0] == self.head_id and self.sent_elided[1] > 0:
             fields["elided"] = self.sent_elided[1]  # the request that produced this turn sent a micro view
-        # An imported response measured the original agent's context, not ours: no measurement.
-        fields.update(self._context_fields(new, sizes, fields.get("elided", 0), measured=kind == "turn"))
+        try:  # An imported response measured the original agent's context, not ours: no measurement.
+            fields.update(self._context_fields(new, sizes, fields.get("elided", 0), measured=kind == "turn"))
+        except BaseException:
+            settle(staged.landed)
+            raise
         return self.commit(kind, blob=oid, added=new, added_sizes=sizes, usage=stored_usage, extra=fields,
                            time=time, landed=staged.landed)  # fmt: skip
 
