@@ -88,7 +88,8 @@ from ..plumbing.commits import utc_now
 from ..plumbing.fsutil import fsync_dir
 from ..plumbing.names import check_name
 from ..porcelain.store import SessionStore
-from ..porcelain.writer import stage_turn, write_commit
+from ..porcelain.turn_blobs import stage_turn
+from ..porcelain.writer import write_commit
 from .conversation_index import ConversationIndex
 from .conversation_records import (
     AFTER,

@@ -15,9 +15,8 @@ all of them through `write_commit`; `session pull` appends a remote's verified l
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from ..accounting.thresholds import Measurement, Meter, measure, model_capacity
 from ..accounting.tokens import estimate_messages
@@ -26,11 +25,11 @@ from ..plumbing import codec
 from ..plumbing.commits import Commit, make_line
 from ..plumbing.logs import Log
 from .inputs import check_messages, usage_dict
+from .turn_blobs import settle, stage_turn
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
 
-    from ..plumbing.objects import ObjectStore
     from .layout import StoreLayout
 
 CARRIED = ("model", "capacity")
@@ -75,7 +74,7 @@ def write_commit(
     gives the gauge its window. `before_append(body)` runs once the line is built (its id and time are
     known) and before it is appended: a side index that may run ahead of the log but never behind it
     notes the commit there (FileConversationStore's conversation index). `landed()` (a blob still
-    syncing: `StagedTurn.landed`) is waited for after that and before the append, so the line is
+    syncing: `turn_blobs.StagedTurn.landed`) is waited for after that and before the append, so the line is
     built while the blob syncs and is never appended before it is durable; it is waited for on every
     path, so no write is left in flight once this returns or raises. `Log.append` refuses a moved
     head (`StaleSessionError`), cuts a torn tail and fsyncs the line before returning: the returned
@@ -98,45 +97,6 @@ def write_commit(
     if landed is not None:
         landed()
     return log.append(line, body, parent), line
-
-
-class StagedTurn(NamedTuple):
-    """A turn's blob on its way to disk (`stage_turn`): its id, its messages' sizes, and `landed`,
-    which waits until the blob is durable under its name (raising what the write raised)."""
-
-    blob: str
-    sizes: list[int]
-    landed: Callable[[], object]
-
-
-def stage_turn(
-    objects: ObjectStore, messages: list[ModelMessage], sizes: Sequence[int] | None = None
-) -> StagedTurn:
-    """Start writing a turn's blob and count its messages meanwhile.
-
-    The blob is encoded and staged here, then read back (decode before commit: an unreadable turn is
-    refused here and nothing is stored) while the object store's thread syncs it, and tokenized
-    while that thread names it and syncs its directory (`sizes`, when the caller has them, are taken
-    instead). The caller builds its commit line while the blob may still be syncing and hands
-    `landed` to `write_commit`, which waits for it before the line is appended: no line names a blob
-    that is not durable. For every writer of a turn's blob: `Lockstep.commit_turn` and
-    `FileConversationStore`."""
-    writing = objects.write_in_background(codec.encode_unchecked(messages), codec.check_decodable)
-    try:
-        counted = list(sizes) if sizes is not None else estimate_messages(messages)
-    except BaseException:
-        settle(writing.result)
-        raise
-    return StagedTurn(writing.oid, counted, writing.result)
-
-
-def settle(landed: Callable[[], object] | None) -> None:
-    """Wait for a blob still landing when what was to name it failed: no write is left in flight once
-    the caller lets go of the lock (the blob, if it landed, is an orphan for gc). Its own error is
-    dropped: the caller's is the one to report."""
-    if landed is not None:
-        with contextlib.suppress(Exception):
-            landed()
 
 
 def append_verified(log: Log, parent: Commit | None, lines: bytes) -> None:
