@@ -5,11 +5,13 @@ word, date) at known positions among realistic filler (requests, chatter full of
 tool calls with long outputs); the session is compacted for 1..5 rounds with more turns between rounds,
 the verbatim tail at 10 % and 30 % of the session. An item survives a round when the compacted context
 (summary plus tail) still states it with its value; a correction survives when its latest value is
-stated as current and the stale one never is (only on a "Superseded" line, or not at all).
+stated as current and the stale one never is (only on a "Superseded" line, or not at all; in the
+summary, not on any line without the latest value, whatever comes after it).
 
 Contenders, run in the same process on the same sessions: the new offline summarizer, the previous
-one (benchmarks/extractive_before.py), keep-the-last-30 % truncation, and an LLM summarizer that drops
-everything (a FunctionModel answering the bare skeleton) with the check of summarizer.py in place.
+one (benchmarks/extractive_before.py), keep-the-last-30 % truncation, an LLM summarizer that drops
+everything (a FunctionModel answering the bare skeleton) with the check of summarizer.py in place, and
+one that states every superseded value of its checklist as current (the check must correct it).
 Plus: a constraint planted mid-way through the ~100k-token real Claude Code transcript.
 
     .venv/bin/python benchmarks/bench_fidelity.py [--seeds N] [--no-write]
@@ -237,6 +239,28 @@ def survives(plant: Plant, lines: list[str]) -> bool:
     return new in last and stale not in last
 
 
+def summary_lines(messages: Sequence[ModelMessage]) -> list[str]:
+    """The lines of the summaries in `messages` (the compacted part; the rest is the verbatim tail)."""
+    return [
+        line
+        for msg in messages
+        for part in msg.parts
+        if isinstance(part, CompactionPart)
+        for line in (part.content or "").splitlines()
+    ]
+
+
+def presents_stale(plant: Plant, summary: list[str]) -> bool:
+    """Whether a summary line states a correction's stale value as current: the value, without the
+    latest one, on a line with no "superseded" mark. Reading order does not excuse it (a summary
+    is read as one state, not as a story), unlike in the verbatim tail."""
+    if plant.stale is None:
+        return False
+    stale, new = normalize(plant.stale), normalize(plant.must[0])
+    lines = [normalize(line) for line in summary if "superseded" not in line.lower()]
+    return any(stale in line and new not in line for line in lines)
+
+
 Compactor = Callable[[list[ModelMessage], float], list[ModelMessage]]
 
 
@@ -262,6 +286,16 @@ def _drop_everything(messages: list[ModelMessage], info: AgentInfo) -> ModelResp
     return ModelResponse(parts=[TextPart(SKELETON.replace("## Goal\n", "## Goal\n- keep going\n"))])
 
 
+def _restate_stale(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """An LLM that gets corrections wrong: it states every superseded value of its checklist as current."""
+    prompt = "\n".join(user_text(p) for m in messages for p in m.parts if isinstance(p, UserPromptPart))
+    marker = "- (superseded, not current) "
+    old = [line[len(marker) :] for line in prompt.splitlines() if line.startswith(marker)]
+    body = "\n".join(f"- {line}" for line in old) or "- none"
+    text = SKELETON.replace("## Goal\n", "## Goal\n- keep going\n").rstrip() + "\n" + body + "\n"
+    return ModelResponse(parts=[TextPart(text)])
+
+
 def contenders() -> dict[str, Compactor]:
     import extractive_before
 
@@ -272,6 +306,9 @@ def contenders() -> dict[str, Compactor]:
         "truncate to last 30%": truncate,
         "LLM drops all + check": _by_summary(
             lambda m, tail: summarize(m, settings=llm, model=FunctionModel(_drop_everything), later=tail)
+        ),
+        "LLM states stale + check": _by_summary(
+            lambda m, tail: summarize(m, settings=llm, model=FunctionModel(_restate_stale), later=tail)
         ),
     }
 
@@ -286,9 +323,10 @@ def run(seeds: Sequence[int], tails: Sequence[float] = (0.1, 0.3), rounds: int =
                 history: list[ModelMessage] = []
                 for r in range(rounds):
                     history = compact([*history, *new[r]], tail)
-                    lines = context_lines(history)
+                    lines, summary = context_lines(history), summary_lines(history)
                     for plant in items:
-                        table.setdefault((name, tail, r + 1, plant.kind), []).append(survives(plant, lines))
+                        ok = survives(plant, lines) and not presents_stale(plant, summary)
+                        table.setdefault((name, tail, r + 1, plant.kind), []).append(ok)
     return {k: sum(v) / len(v) for k, v in table.items()}
 
 
@@ -400,6 +438,14 @@ def goals(survival: dict, real: dict[str, float] | None) -> list[str]:
         (
             "corrections: latest value, never stale, 100%",
             all(survival[(new, tl, r, "correction")] == 1.0 for tl in (0.1, 0.3) for r in range(1, 6)),
+        ),
+        (
+            "LLM stating superseded values as current, with check: corrections 100%",
+            all(
+                survival[("LLM states stale + check", tl, r, "correction")] == 1.0
+                for tl in (0.1, 0.3)
+                for r in range(1, 6)
+            ),
         ),
         (
             "LLM that drops all, with check = offline on bound types",

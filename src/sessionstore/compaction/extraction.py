@@ -141,6 +141,17 @@ class Item:
     values: tuple[str, ...] = ()
     subject: str | None = None
     superseded: bool = False
+    replaced_by: Item | None = field(default=None, repr=False, compare=False)
+    """The later item that superseded this one (`resolve`); it may sit in the verbatim tail."""
+
+    def successor(self) -> Item | None:
+        """The item that is current in this one's place: `replaced_by`, followed while superseded."""
+        seen: set[int] = set()
+        nxt = self.replaced_by
+        while nxt is not None and nxt.superseded and nxt.replaced_by is not None and id(nxt) not in seen:
+            seen.add(id(nxt))
+            nxt = nxt.replaced_by
+        return nxt
 
 
 @dataclass
@@ -373,8 +384,9 @@ def resolve(ex: Extraction) -> Extraction:
             newer = [latest.get(group)]
             if group[0] == "assistant":
                 newer.append(latest.get(("user", item.subject)))
-            if any(n is not None and not mine & set(stated(n.text, list(n.values))) for n in newer):
-                item.superseded = True
+            by = [n for n in newer if n is not None and not mine & set(stated(n.text, list(n.values)))]
+            if by:
+                item.superseded, item.replaced_by = True, by[-1]
             latest.setdefault(group, item)
         kept.append(item)
     ex.items = sorted(kept, key=lambda i: i.order)

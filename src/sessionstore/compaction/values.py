@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["PATH", "is_path", "key_words", "normalize", "stated", "subject", "values"]
+__all__ = ["PATH", "is_generic", "is_path", "key_words", "normalize", "stated", "subject", "values"]
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _W = rf"[^\W{_CJK}]"
@@ -162,6 +162,18 @@ _SCALAR = re.compile(
         f"(?:{p})" for p in (_MONEY, _DATE, _MONTH_DATE, _TIME, _VERSION, _QUANTITY, _NAMED_VERSION, _NUMBER)
     )
 )
+_GENERIC = re.compile(
+    "|".join(f"(?:{p})" for p in (_MONEY, _TIME, _VERSION, _QUANTITY, _NAMED_VERSION, _NUMBER))
+)
+
+
+def is_generic(value: str) -> bool:
+    """Whether `value` is an amount, number, quantity, time or version: common enough that only the
+    words around it say what it is the value of ("$500" may be a budget or a bill; "2027-03-25",
+    "db.internal:5432" or "src/a.py" name one thing wherever they appear)."""
+    return _GENERIC.fullmatch(value.strip()) is not None
+
+
 _NAME_BIND = re.compile(
     r"\b(?:is|are|was|were|equals|becomes?|be|lives|runs on)\b|'s\b|[:=]"
     r"|\b(?:set|change|move|switch|update|point|reset|rename)\b[^.?!]{0,80}?\bto\b",
