@@ -34,7 +34,7 @@ from pydantic_ai.messages import (
 
 from sessionstore.compaction.sentences import split_sentences
 from sessionstore.compaction.text import as_text, shorten_chars, shorten_keeping, user_text
-from sessionstore.compaction.values import PATH, is_path, stated, subject, values
+from sessionstore.compaction.values import PATH, is_path, retired_paths, stated, subject, values
 
 __all__ = ["Extraction", "Item", "extract", "is_noise", "is_pasted", "resolve"]
 
@@ -59,7 +59,7 @@ _IMPERATIVE = re.compile(
     r"^(?:(?:please|also|and|then|from now on,?)\s+)*"
     r"(?:reply|respond|answer|format|keep|address|sign|stick|stay|limit|include|exclude|"
     r"respect|follow|speak|talk|communicate|prefix|wrap|indent|cite|quote|write (?:all|every|each|in|only)|"
-    r"name (?:all|every|each)|put (?:all|every|each))\b",
+    r"name (?:all|every|each)|put (?:all|every|each)|stop \w+ing|quit \w+ing)\b",
     re.I,
 )
 _DECISION = re.compile(
@@ -170,6 +170,8 @@ class Extraction:
     files: list[str] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
     identifiers: list[str] = field(default_factory=list)
+    retired: list[str] = field(default_factory=list)
+    """Paths the user said are done with (`values.retired_paths`), unless taken up again later."""
     counter: int = 0
 
     def add(self, kind: str, text: str, source: str) -> Item:
@@ -191,6 +193,16 @@ class Extraction:
 
     def superseded(self) -> list[Item]:
         return [i for i in self.items if i.superseded]
+
+    def retired_files(self) -> list[str]:
+        """Paths no longer current: retired by the user (and mentioned in `files`), or a value only
+        superseded items state (the config file before its correction); in order of first mention."""
+        bound = [i for i in self.items if i.kind in ("constraint", "fact") and i.source != "tool"]
+        current = {v for i in bound if not i.superseded for v in stated(i.text, list(i.values))}
+        old = {v for i in self.superseded() for v in stated(i.text, list(i.values)) if is_path(v)}
+        order = {p: n for n, p in reversed(list(enumerate(self.files)))}
+        out = {p for p in self.retired if p in order} | (old - current)  # mentioned in this part
+        return sorted(out, key=lambda p: (order.get(p, len(order)), p))
 
     def set_goal(self, goal: str) -> None:
         goal = " ".join(goal.split())
@@ -271,6 +283,8 @@ def _user(text: str, ex: Extraction) -> None:
     previous: Item | None = None
     for sentence in _sentences(text):
         found = values(sentence)
+        gone = retired_paths(sentence, found)
+        ex.retired = [p for p in ex.retired if p not in found] + gone  # a later mention takes it up again
         kind = _classify_user(sentence, found)
         joins = previous is not None and previous.values and _REFERS_BACK.match(sentence)
         if kind == "constraint" and not found and joins and previous is not None:

@@ -16,7 +16,17 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["PATH", "is_generic", "is_path", "key_words", "normalize", "stated", "subject", "values"]
+__all__ = [
+    "PATH",
+    "is_generic",
+    "is_path",
+    "key_words",
+    "normalize",
+    "retired_paths",
+    "stated",
+    "subject",
+    "values",
+]
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _W = rf"[^\W{_CJK}]"
@@ -235,4 +245,61 @@ def stated(sentence: str, found: list[str] | None = None) -> list[str]:
         )
         if not old:
             out.append(value)
+    return out
+
+
+_RETIRE = re.compile(
+    r"\b(?:(?:stop|quit)\s+\w+ing|no longer|any ?more|forget(?: about)?|"
+    r"(?:is|are|was|were|has been|have been|got)\s+(?:now\s+)?"
+    r"(?:deprecated|obsolete|dead|gone|deleted|removed))\b",
+    re.I,
+)
+"""A clause saying its paths are done with: "stop touching X", "don't edit X anymore", "X is gone"."""
+_CLAUSE = re.compile(r"[,;:]\s|\s(?:and|but|then)\s|\s[-–—]\s", re.I)
+_MOVE_VERB = re.compile(
+    r"\b(?:renamed?|renaming|moved?|moving|relocated?|relocating|mv)\s+"
+    r"(?:(?:the|a|file|module|folder|directory|dir)\s+)*[`'\"]?$",
+    re.I,
+)
+_MOVE_TO = re.compile(r"^[`'\"]?\s+(?:to|into|as|->|→)\s", re.I)
+_MOVED = re.compile(
+    r"^[`'\"]?\s+(?:(?:is|was|has been|got|were|are)\s+)?(?:now\s+)?"
+    r"(?:renamed|moved|relocated)\s+(?:to|into|as)\s"
+    r"|^[`'\"]?\s+(?:is now|->|→)\s+[`'\"]?(?=[\w./~])",
+    re.I,
+)
+
+
+_PART_FROM = re.compile(
+    r"\b(?:move|moved|moving|copy|copied|copying|extract|extracted|port|ported|split|pull|pulled)\s+"
+    r"(?![^.?!]*\b(?:files?|modules?|folders?|directory|directories|config)\b)[\w`'()-]+"
+    r"(?:\s+[\w`'()-]+){0,3}\s+from\s+$",
+    re.I,
+)
+"""Part of a file moved out of it ("move the helper from a.py to b.py"): a.py stays."""
+
+
+def retired_paths(sentence: str, found: list[str] | None = None) -> list[str]:
+    """The paths `sentence` says are no longer current: named as the old value ("use b.py instead of
+    a.py", "not a.py", `stated`), renamed or moved away from ("I renamed a.py to b.py", "a.py was moved
+    to lib/"), or in a clause that retires them ("stop touching a.py", "don't edit a.py anymore",
+    "a.py is gone"). A rule about a path ("Never touch a.py") does not retire it: the file is still
+    there, and what to do with it is the rule's business."""
+    found = values(sentence) if found is None else found
+    paths = [v for v in found if is_path(v)]
+    if not paths:
+        return []
+    current = set(stated(sentence, found))
+    out: list[str] = []
+    for path in paths:
+        at = sentence.find(path)
+        before, after = sentence[:at], sentence[at + len(path) :]
+        clause = _CLAUSE.split(before)[-1] + path + _CLAUSE.split(after)[0]
+        if (
+            (path not in current and not _PART_FROM.search(before))
+            or (_MOVE_VERB.search(before) and _MOVE_TO.match(after))
+            or _MOVED.match(after)
+            or _RETIRE.search(clause)
+        ):
+            out.append(path)
     return out
