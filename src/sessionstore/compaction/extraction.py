@@ -3,8 +3,9 @@
 What a summary must keep, found by content rather than by position:
 - constraints: the user's standing instructions and preferences however phrased (must / never / always
   / only / don't, "use X, not Y", "the user prefers", "Reply in bullet points only", limits with their
-  numbers). A value-less rule right after a sentence with a value joins it ("Budget cap is $500 total.
-  Never exceed without explicit approval." stays one item, with the $500);
+  numbers), and their markers in other languages (languages.py: "nunca borres ...", "不要删除...").
+  A value-less rule right after a sentence with a value joins it ("Budget cap is $500 total. Never
+  exceed without explicit approval." stays one item, with the $500);
 - facts: sentences binding a value (values.py) to a name, from the user and, ranked lower, the
   assistant;
 - decisions with their reasons, the assistant's stated conclusions, open questions, blocked work
@@ -32,6 +33,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from sessionstore.compaction.languages import is_rule
 from sessionstore.compaction.sentences import split_sentences
 from sessionstore.compaction.text import as_text, shorten_chars, shorten_keeping, user_text
 from sessionstore.compaction.values import PATH, is_path, retired_paths, stated, subject, values
@@ -251,6 +253,8 @@ def _strong(found: list[str]) -> bool:
 
 def _classify_user(sentence: str, found: list[str]) -> str | None:
     if _CONSTRAINT.search(sentence) or _USE_NOT.search(sentence) or _IMPERATIVE.match(sentence):
+        return "constraint"
+    if is_rule(sentence):  # "nunca borres la base de datos", "不要删除数据库": languages.py
         return "constraint"
     if found and _LIMIT.search(sentence):
         return "constraint"
