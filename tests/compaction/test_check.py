@@ -274,10 +274,12 @@ def test_a_line_keeping_both_values_or_only_the_new_one_is_left_alone() -> None:
 
 
 def test_a_withdrawn_value_stated_as_current_is_marked_withdrawn() -> None:
-    ex = collect([user("The budget cap is $500."), user("The budget cap is no longer $500.")])
-    done = complete("## Critical Context\n- Budget cap: $500\n", ex)
-    assert "- Budget cap: $500 [$500 is superseded: no longer current]" in done.splitlines()
-    assert complete(done, ex) == done
+    for withdrawal in ("The budget cap is no longer $500.", "Forget the budget cap, spend what it takes."):
+        ex = collect([user("The budget cap is $500."), user(withdrawal)])
+        done = complete("## Critical Context\n- Budget cap: $500\n", ex)
+        assert "- Budget cap: $500 [$500 is superseded: no longer current]" in done.splitlines()
+        assert f"- {KEPT}{withdrawal}" in done.splitlines()  # the withdrawal is the current rule
+        assert complete(done, ex) == done
 
 
 def test_the_old_value_used_for_something_else_is_not_flagged() -> None:

@@ -21,12 +21,11 @@ import re
 
 from sessionstore.compaction.extraction import Extraction, Item
 from sessionstore.compaction.render import KEPT, SUPERSEDED
-from sessionstore.compaction.values import is_generic, key_words, normalize, stated, values
+from sessionstore.compaction.values import is_generic, normalize, stated, stems, values
 
 __all__ = ["checklist", "complete", "correct", "missing", "required", "stale", "states", "without_notes"]
 
 _WORD_COVERAGE = 0.6
-_STEM = 5
 
 
 def required(ex: Extraction) -> list[Item]:
@@ -38,10 +37,6 @@ def required(ex: Extraction) -> list[Item]:
         and item.source != "assistant"
         and (item.kind == "constraint" or (item.kind == "fact" and item.values))
     ]
-
-
-def _stems(text: str) -> set[str]:
-    return {w[:_STEM] for w in key_words(text)}
 
 
 def _holds(flat: str, value: str) -> bool:
@@ -66,17 +61,23 @@ def _holds(flat: str, value: str) -> bool:
 
 def states(summary: str, item: Item) -> bool:
     """Whether `summary` states `item`: every value it states as current present (whole), and most
-    content words (by 5-letter stem)."""
+    content words (by 5-letter stem); an item that only takes values back needs a line marking one
+    of them old ("$500, no longer")."""
     flat = normalize(summary)
     core = item.text.rstrip(" .,;:!?")  # its closing stop is no part of a value ("$500." in "$500.50")
     if core and _holds(flat, core):  # verbatim (a line `complete` added): stated, values and all
         return True
-    if not all(_holds(flat, v) for v in stated(item.text, list(item.values))):
+    current = stated(item.text, list(item.values))
+    if not all(_holds(flat, v) for v in current):
         return False  # the values it states as current: "$700, not $500" is stated without the $500
-    wanted = _stems(item.text)
+    if item.values and not current:  # it only takes a value back ("the cap is no longer $500"):
+        lines = [(line, normalize(line)) for line in summary.split("\n")]  # a line must say so
+        if not any(_holds(f, v) and _marked_old(line, f, v) for line, f in lines for v in item.values):
+            return False
+    wanted = stems(item.text)
     if not wanted:
         return True
-    have = _stems(summary)
+    have = stems(summary)
     return len(wanted & have) / len(wanted) >= _WORD_COVERAGE
 
 
@@ -168,7 +169,7 @@ def _stale_in(summary: str, ex: Extraction) -> list[tuple[int, int, Item, str, l
         for item, value, new in olds:
             if value in shown or not _holds(flat, value) or any(_holds(flat, n) for n in new):
                 continue
-            if is_generic(value) and not _stems(item.subject or "") & _stems(unit):
+            if is_generic(value) and not stems(item.subject or "") & stems(unit):
                 continue  # "$500" with no word of "budget cap" near it: some other $500
             if _marked_old(unit, flat, value):
                 continue

@@ -36,7 +36,16 @@ from pydantic_ai.messages import (
 from sessionstore.compaction.languages import is_rule
 from sessionstore.compaction.sentences import split_sentences
 from sessionstore.compaction.text import as_text, shorten_chars, shorten_keeping, user_text
-from sessionstore.compaction.values import PATH, is_path, retired_paths, stated, subject, values
+from sessionstore.compaction.values import (
+    PATH,
+    is_path,
+    retired_paths,
+    stated,
+    stems,
+    subject,
+    values,
+    withdrawn,
+)
 
 __all__ = ["Extraction", "Item", "extract", "is_noise", "is_pasted", "resolve"]
 
@@ -254,7 +263,7 @@ def _strong(found: list[str]) -> bool:
 def _classify_user(sentence: str, found: list[str]) -> str | None:
     if _CONSTRAINT.search(sentence) or _USE_NOT.search(sentence) or _IMPERATIVE.match(sentence):
         return "constraint"
-    if is_rule(sentence):  # "nunca borres la base de datos", "不要删除数据库": languages.py
+    if is_rule(sentence) or withdrawn(sentence):  # "nunca borres ...": languages.py; "forget the cap"
         return "constraint"
     if found and _LIMIT.search(sentence):
         return "constraint"
@@ -408,7 +417,35 @@ def resolve(ex: Extraction) -> Extraction:
             latest.setdefault(group, item)
         kept.append(item)
     ex.items = sorted(kept, key=lambda i: i.order)
+    _withdraw(ex.items)
     return ex
+
+
+def _withdraw(items: list[Item]) -> None:
+    """A user sentence taking something back ("forget the budget cap", "the deploy window no longer
+    applies") supersedes the earlier current items whose subject words it names (or a value it names
+    with a word of theirs); an item restating the subject later supersedes the withdrawal in turn."""
+    for w in items:
+        if w.source == "assistant" or w.kind != "constraint":
+            continue
+        for clause in withdrawn(w.text):
+            words, named = stems(clause), set(values(clause))
+            for other in items:
+                if other is w or other.kind not in ("constraint", "fact") or not other.subject:
+                    continue
+                if not (
+                    stems(other.subject) <= words or (named & set(other.values) and stems(other.text) & words)
+                ):
+                    continue
+                if other.order < w.order and not other.superseded:
+                    other.superseded, other.replaced_by = True, w
+                elif (
+                    other.order > w.order
+                    and other.values
+                    and not w.superseded
+                    and other.source != "assistant"
+                ):
+                    w.superseded, w.replaced_by = True, other
 
 
 def dedupe(items: Sequence[str]) -> list[str]:

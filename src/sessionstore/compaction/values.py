@@ -24,8 +24,10 @@ __all__ = [
     "normalize",
     "retired_paths",
     "stated",
+    "stems",
     "subject",
     "values",
+    "withdrawn",
 ]
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
@@ -165,6 +167,11 @@ def key_words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if len(w) >= 3 and w not in _STOP]
 
 
+def stems(text: str) -> set[str]:
+    """The 5-letter stems of `key_words(text)`: "caps" and "capped" share "cap", "budgets" "budge"."""
+    return {w[:5] for w in key_words(text)}
+
+
 _BARE = re.compile(r"[\d,.]+")
 _BOUND_BEFORE = re.compile(r"(?:\b(?:is|are|was|were|now|to|at|be|of|=)|[:=])\s*[*_`]*$", re.I)
 _SCALAR = re.compile(
@@ -233,8 +240,10 @@ def subject(sentence: str, found: list[str] | None = None) -> str | None:
 
 def stated(sentence: str, found: list[str] | None = None) -> list[str]:
     """The values `sentence` states as current: all of them but those it names as the old one
-    ("the budget is $700, not $500", "raise it from $500 to $700" both state only $700)."""
+    ("the budget is $700, not $500", "raise it from $500 to $700" both state only $700) or takes
+    back ("ignore the $500 limit": `withdrawn`)."""
     found = values(sentence) if found is None else found
+    gone = withdrawn(sentence)
     out: list[str] = []
     for value in found:
         at = sentence.find(value)
@@ -242,6 +251,7 @@ def stated(sentence: str, found: list[str] | None = None) -> list[str]:
         old = at >= 0 and (
             _OLD_VALUE.search(before) is not None
             or (_FROM.search(before) is not None and _TO.match(after) is not None)
+            or any(value in clause for clause in gone)
         )
         if not old:
             out.append(value)
@@ -303,3 +313,24 @@ def retired_paths(sentence: str, found: list[str] | None = None) -> list[str]:
         ):
             out.append(path)
     return out
+
+
+_WITHDRAW = re.compile(
+    r"\b(?:no longer (?:applies|apply|holds|hold|matters|needed|required|relevant|stands|"
+    r"in (?:effect|place|force))|"
+    r"(?:rule|limit|cap|constraint|requirement|restriction|deadline|budget|freeze|policy|window)s? "
+    r"(?:is|are|has been|have been) (?:now )?"
+    r"(?:lifted|removed|cancell?ed|dropped|void|withdrawn|scrapped|off)|"
+    r"(?:forget|disregard|never mind)(?: about)? (?:the|my|that|this|our)|ignore (?:the|my|that|this|our)|"
+    r"there (?:is|'s) no longer)\b",
+    re.I,
+)
+"""A clause taking back an earlier rule or value: "forget the budget cap", "X no longer applies", "the
+freeze is lifted"; never a literal action ("cancel the reservation", "remove the checked bag")."""
+
+
+def withdrawn(sentence: str) -> list[str]:
+    """The clauses of `sentence` that take something back ("Forget the budget cap, spend what it
+    takes" gives ["Forget the budget cap"]): what an earlier item must share words or a value with
+    for this sentence to withdraw it."""
+    return [clause for clause in _CLAUSE.split(sentence) if _WITHDRAW.search(clause)]
