@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from sessionstore.compaction.extraction import Extraction, Item
+from sessionstore.compaction.items import Extraction, Item
 from sessionstore.compaction.render import KEPT, SUPERSEDED
 from sessionstore.compaction.values import is_generic, normalize, stated, stems, values
 

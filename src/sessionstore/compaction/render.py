@@ -18,7 +18,8 @@ import re
 from dataclasses import dataclass
 
 from sessionstore.accounting.tokens import count_text
-from sessionstore.compaction.extraction import Extraction, Item, dedupe
+from sessionstore.compaction.extraction import dedupe
+from sessionstore.compaction.items import Extraction, Item
 from sessionstore.compaction.skeleton import HEADINGS, section_body
 from sessionstore.compaction.text import shorten_chars, shorten_keeping
 

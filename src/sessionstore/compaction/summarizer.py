@@ -20,8 +20,8 @@ from pydantic_ai.models import Model
 
 from sessionstore.accounting.settings import Settings
 from sessionstore.compaction.check import checklist, complete
-from sessionstore.compaction.extraction import Extraction
 from sessionstore.compaction.extractive import collect, summarize_extractive
+from sessionstore.compaction.items import Extraction
 from sessionstore.compaction.skeleton import SKELETON, validate_summary
 from sessionstore.compaction.text import render_transcript
 from sessionstore.errors import CompactionError
