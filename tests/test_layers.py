@@ -204,6 +204,7 @@ PORCELAIN_FLOORS = {
     "gauge": 0,
     "logscan": 0,
     "heads_file": 0,
+    "turn_blobs": 0,
     "writer": 1,
     "heads": 1,
     "staging": 1,

@@ -243,3 +243,23 @@ def test_integers_beyond_64_bits_are_counted_not_refused() -> None:
     big = ToolCallPart(tool_name="factor", args={"n": 2**100})
     small = ToolCallPart(tool_name="factor", args={"n": 2})
     assert estimate_part(big) > estimate_part(small)
+
+
+def test_tool_definitions_count_name_description_and_schema() -> None:
+    from pydantic_ai.tools import ToolDefinition
+
+    from sessionstore.accounting.tokens import PART_OVERHEAD, count_text, estimate_tool_definitions
+
+    schema = {"type": "object", "properties": {"path": {"type": "string", "description": "file to read"}}}
+    tool = ToolDefinition(
+        name="read_file", description="Read a file of the repository.", parameters_json_schema=schema
+    )
+    bare = ToolDefinition(name="ping")
+    assert estimate_tool_definitions([]) == 0
+    expected = PART_OVERHEAD + count_text("read_file") + count_text("Read a file of the repository.")
+    assert estimate_tool_definitions([tool]) > expected  # its schema counts too
+    assert estimate_tool_definitions([tool, bare]) == estimate_tool_definitions(
+        [tool]
+    ) + estimate_tool_definitions([bare])
+    longer = ToolDefinition(name="read_file", description="Read a file. " * 50, parameters_json_schema=schema)
+    assert estimate_tool_definitions([longer]) > estimate_tool_definitions([tool]) + 100

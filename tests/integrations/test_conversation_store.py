@@ -21,6 +21,7 @@ from pydantic_ai.conversation_store import ConversationConflict, ConversationSto
 
 from helpers.conversations import run_turn
 from helpers.messages import tagged_turn
+from helpers.slow_blob import slow_blob_sync
 from sessionstore import FileConversationStore
 from sessionstore.errors import InvalidSessionName, SessionStoreError
 from sessionstore.integrations import conversation_records
@@ -313,3 +314,28 @@ def test_file_work_never_runs_on_the_event_loop_thread(
 
     asyncio.run(go())
     assert threads and loop_thread[0] not in threads
+
+
+def test_a_saves_line_and_index_note_are_made_while_its_blob_syncs_and_the_line_lands_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sessionstore.integrations.conversation_index import ConversationIndex
+
+    store = FileConversationStore(tmp_path / "s")
+    conversation = Conversation(conversation_id="c", messages=tagged_turn(1, 0))
+    asyncio.run(store.save(conversation))
+    events: list[str] = []
+    slow_blob_sync(monkeypatch, events)
+    note = ConversationIndex.note
+
+    def noted(self: ConversationIndex, *args: Any, **kw: Any) -> None:
+        events.append("index noted")
+        note(self, *args, **kw)
+
+    monkeypatch.setattr(ConversationIndex, "note", noted)
+    conversation.messages.extend(tagged_turn(1, 1))
+    asyncio.run(store.save(conversation))
+    assert events == ["line built", "index noted", "blob synced", "line appended"]
+    monkeypatch.undo()
+    loaded = asyncio.run(FileConversationStore(tmp_path / "s").load("c"))
+    assert loaded is not None and loaded.messages == conversation.messages

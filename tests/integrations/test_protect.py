@@ -371,3 +371,59 @@ def test_no_request_is_sent_over_the_window_and_the_stored_history_never_changes
             max(bias, 0) - bias if shaped.tier == 3 else 0
         )  # tier 3's measure adds back only a positive bias
         assert s.sent_elided == (head, tokens - shaped.tokens + extra)
+
+
+# -- tool definitions: sent with every request, measured by no one before the first usage -----------
+
+
+def many_tools_agent(sent: list[tuple[list[ModelMessage], int]], tools: int) -> Agent[None, str]:
+    """One read, then an answer; `tools` tools with long descriptions. Each response carries the usage
+    a provider would report: the estimate of everything it was sent, tool definitions included."""
+    from sessionstore.accounting.tokens import estimate_tool_definitions, estimate_total
+
+    def body(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        size = estimate_total(messages) + estimate_tool_definitions(
+            [*info.function_tools, *info.output_tools]
+        )
+        sent.append((messages, size))
+        usage = RequestUsage(input_tokens=size, output_tokens=5)
+        if len(sent) == 1:
+            return ModelResponse(parts=[ToolCallPart("tool_0", {"path": "a.py"})], usage=usage)
+        return ModelResponse(parts=[TextPart("done")], usage=usage)
+
+    agent: Agent[None, str] = Agent(FunctionModel(body))
+    for i in range(tools):
+
+        def tool(path: str) -> str:
+            return "contents of " + path
+
+        tool.__doc__ = f"Tool {i}: " + "reads a file of the repository and reports what it holds. " * 30
+        agent.tool_plain(name=f"tool_{i}")(tool)
+    return agent
+
+
+def test_a_first_request_with_many_tools_is_not_sent_over_the_window(tmp_path: Path) -> None:
+    # The stored history alone is under every level; with its ~4,700 tokens of tool definitions the
+    # first request (no usage measured yet) is over the window: it is compacted to fit, definitions
+    # included (before, it was sent as it was: 6,800 tokens into a 6,000-token window).
+    from sessionstore.accounting.tokens import estimate_total
+
+    s = open_session(tmp_path, history_with_rounds(1), context_window_tokens=6_000)
+    sent: list[tuple[list[ModelMessage], int]] = []
+    report = RunReport()
+    run_turn(s, many_tools_agent(sent, 12), "one more", report=report)
+    window, _ = cascade.session_levels(s)
+    stored = estimate_total(history_with_rounds(1)) + estimate_message(prompt("one more")[0][0])
+    tools = sent[0][1] - estimate_total(sent[0][0])
+    assert stored < window < stored + tools  # the messages alone fit: the definitions make it overflow
+    assert all(size <= window for _, size in sent), [size for _, size in sent]
+    assert report.requests[0].tokens >= sent[0][1] - 50  # the report counts the definitions too
+
+
+def test_a_measured_session_does_not_count_its_tool_definitions_twice(tmp_path: Path) -> None:
+    s = open_session(tmp_path, history_with_rounds(2, usage=5_000))
+    assert s.measurement.measured
+    assert measure_request(s, [7], outside=900) == measure_request(s, [7])  # the usage holds them
+    fresh = open_session(tmp_path / "fresh", history_with_rounds(2))
+    assert not fresh.measurement.measured
+    assert measure_request(fresh, [7], outside=900) == (fresh.tokens + 7 + 900, 900)

@@ -14,7 +14,7 @@ from helpers.messages import sample_turns, tagged_turn, turn_splits
 from sessionstore.accounting.tokens import estimate_messages
 from sessionstore.errors import SessionStoreError, StaleSessionError, UnknownRevision
 from sessionstore.plumbing import codec, fsutil, logs, objects
-from sessionstore.porcelain import writer as writer_mod
+from sessionstore.porcelain import turn_blobs
 from sessionstore.porcelain.inputs import usage_dict
 from sessionstore.porcelain.store import SessionStore
 
@@ -100,7 +100,7 @@ def _nth_call_fails(n: int, real: Callable[..., Any]) -> Callable[..., Any]:
 FAILURES: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
     "encode": lambda mp: mp.setattr(codec, "encode_unchecked", _raise),
     "read-back check": lambda mp: mp.setattr(codec, "check_decodable", _raise),
-    "token estimate": lambda mp: mp.setattr(writer_mod, "estimate_messages", _raise),
+    "token estimate": lambda mp: mp.setattr(turn_blobs, "estimate_messages", _raise),
     "blob write": lambda mp: mp.setattr(objects.ObjectStore, "write_in_background", _raise),
     "blob temp write": lambda mp: mp.setattr(fsutil.os, "write", _nth_call_fails(1, fsutil.os.write)),
     "blob fsync": lambda mp: mp.setattr(fsutil, "_datasync", _nth_call_fails(1, fsutil._datasync)),

@@ -8,6 +8,7 @@ from pydantic_ai.messages import ModelResponse, TextPart
 from pydantic_ai.models.function import FunctionModel
 
 from helpers.messages import tagged_turn
+from helpers.slow_blob import slow_blob_sync
 from sessionstore.errors import SessionStoreError, StaleSessionError
 from sessionstore.integrations.runs import run_turn
 from sessionstore.porcelain.store import SessionStore
@@ -143,3 +144,35 @@ def test_commit_turn_takes_counts_the_caller_has_and_refuses_a_mismatch(store: S
     with store.lock("s"):
         session.commit_turn(turn, sizes=sizes)
     assert store.session("s").sizes == sizes and session.tokens == sum(sizes)
+
+
+def test_a_turns_line_is_built_while_its_blob_syncs_and_appended_only_after(
+    store: SessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The line's work overlaps the blob's syncs; the line never reaches the log before its blob is
+    # durable under its name (DESIGN §2: a line never names a blob that is not there).
+    session = store.session("s")
+    session.append(tagged_turn(1, 0), compact=False)
+    events: list[str] = []
+    slow_blob_sync(monkeypatch, events)
+    commit = session.append(tagged_turn(1, 1), compact=False)
+    assert events == ["line built", "blob synced", "line appended"]
+    assert store.objects.read(commit.blob) and store.session("s").history == session.history
+
+
+def test_a_blob_that_fails_to_land_leaves_no_line_and_the_session_as_it_was(
+    store: SessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = store.session("s")
+    session.append(tagged_turn(2, 0), compact=False)
+    before = (session.persisted_count, session.head, store.log("s").path.read_bytes())
+    events: list[str] = []
+    slow_blob_sync(monkeypatch, events, fail=True)
+    with pytest.raises(OSError, match="No space left"):
+        session.append(tagged_turn(2, 1), compact=False)
+    assert events == ["line built"]  # built meanwhile, never appended
+    assert (session.persisted_count, session.head, store.log("s").path.read_bytes()) == before
+    assert not list(store.objects.stray_temps())
+    monkeypatch.undo()
+    session.append(tagged_turn(2, 2), compact=False)
+    assert store.session("s").persisted_count == session.persisted_count

@@ -38,6 +38,7 @@ __all__ = [
     "estimate_message",
     "estimate_messages",
     "estimate_part",
+    "estimate_tool_definitions",
     "estimate_total",
     "preload",
     "wait_preloaded",
@@ -260,3 +261,21 @@ def estimate_messages(msgs: Iterable[ModelMessage]) -> list[int]:
 def estimate_total(msgs: Sequence[ModelMessage]) -> int:
     """The history's local estimate: the sum of its messages' estimates (additive by definition)."""
     return sum(estimate_messages(msgs))
+
+
+def estimate_tool_definitions(tools: Iterable[Any]) -> int:
+    """Tokens of the tool definitions a request carries beside its messages (pydantic-ai's
+    `ToolDefinition`s: the function and output tools of `ModelRequestParameters`): each tool's name,
+    description and parameters' JSON schema, plus `PART_OVERHEAD`.
+
+    Providers render definitions their own way (OpenAI as a typed namespace, Anthropic as JSON), so
+    this is the JSON text's count, which is about what the compact renderings cost. The integration
+    adds it to what a request measures only until a provider usage measures the request itself
+    (a measured prefix already holds the definitions: `integrations.protect`)."""
+    total = 0
+    for tool in tools:
+        schema = getattr(tool, "parameters_json_schema", None)
+        total += PART_OVERHEAD + count_text(str(getattr(tool, "name", "")))
+        total += count_text(getattr(tool, "description", None) or "")
+        total += count_text(_json_text(schema)) if schema else 0
+    return total

@@ -88,7 +88,8 @@ from ..plumbing.commits import utc_now
 from ..plumbing.fsutil import fsync_dir
 from ..plumbing.names import check_name
 from ..porcelain.store import SessionStore
-from ..porcelain.writer import store_turn, write_commit
+from ..porcelain.turn_blobs import stage_turn
+from ..porcelain.writer import write_commit
 from .conversation_index import ConversationIndex
 from .conversation_records import (
     AFTER,
@@ -323,8 +324,9 @@ class FileConversationStore(ConversationStore):
                 for i, entry in enumerate(new_entries)
             )
             try:
+                landed = None  # a turn's blob may still be syncing: `write_commit` waits for it
                 if extends:
-                    kind, blob, fields, count, tokens = self._turn(view, new_entries, previous)
+                    kind, blob, fields, count, tokens, landed = self._turn(view, new_entries, previous)
                 else:
                     kind, blob, fields, count, tokens = self._reset(view, record, new_entries)
             except (UnicodeEncodeError, codec.UnreadableMessages) as err:  # before any write: nothing stored
@@ -339,7 +341,7 @@ class FileConversationStore(ConversationStore):
             try:
                 commit, line = write_commit(
                     view.log, view.head, kind=kind, blob=blob, count=count, tokens=tokens,
-                    extra=fields, time=commit_time(record.updated_at), before_append=note,
+                    extra=fields, time=commit_time(record.updated_at), before_append=note, landed=landed,
                 )  # fmt: skip
             except StaleSessionError:
                 raise ConversationConflict(cid) from None
@@ -349,14 +351,14 @@ class FileConversationStore(ConversationStore):
 
     def _turn(
         self, view: ConversationLog, new: list[ConversationEntry], previous: str | None
-    ) -> tuple[str, str | None, dict[str, Any], int, int]:
-        """A `turn` commit appending `new` after the current head."""
+    ) -> tuple[str, str | None, dict[str, Any], int, int, Callable[[], object] | None]:
+        """A `turn` commit appending `new` after the current head (and what its blob's landing is)."""
         count, tokens = (view.head.count, view.head.tokens) if view.head else (0, 0)
         if not new:
-            return "turn", None, {"sizes": []}, count, tokens
-        blob, sizes = store_turn(self.store.objects, [entry.message for entry in new])
-        fields = {"sizes": sizes, IDS: [entry.id for entry in new], AFTER: previous}
-        return "turn", blob, fields, count + len(new), tokens + sum(sizes)
+            return "turn", None, {"sizes": []}, count, tokens, None
+        staged = stage_turn(self.store.objects, [entry.message for entry in new])
+        fields = {"sizes": staged.sizes, IDS: [entry.id for entry in new], AFTER: previous}
+        return "turn", staged.blob, fields, count + len(new), tokens + sum(staged.sizes), staged.landed
 
     def _reset(
         self, view: ConversationLog, record: ConversationRecord, new: list[ConversationEntry]

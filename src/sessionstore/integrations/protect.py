@@ -60,10 +60,16 @@ class Shaped:
     events: list[CompactionEvent] = field(default_factory=list)
 
 
-def measure_request(session: Session, pending_sizes: Sequence[int]) -> tuple[int, int]:
+def measure_request(session: Session, pending_sizes: Sequence[int], outside: int = 0) -> tuple[int, int]:
     """(tokens, bias) of `session.history + pending`: the session's measurement plus the pending
-    estimates, and the provider-minus-local bias of that measurement (signed)."""
+    estimates, and the provider-minus-local bias of that measurement (signed).
+
+    `outside`: the local estimate of what the request carries beside its messages (its tool
+    definitions). While no provider usage measures the session it is added, and it is the bias;
+    once one does, the measured prefix holds it already and the measured bias stands instead."""
     m = session.measurement
+    if not m.measured:
+        return m.tokens + sum(pending_sizes) + outside, outside
     return m.tokens + sum(pending_sizes), m.tokens - m.local
 
 
@@ -75,14 +81,18 @@ def shape_request(
     window: int,
     lv: Levels,
     rebase: bool,
+    outside: int = 0,
 ) -> Shaped:
     """Tier 1, then tier 3, on `session.history + pending` (see the module docstring).
 
     `rebase` says the run's own message list is stale (a mid-run checkpoint replaced the session's
-    history), so the request must be rebuilt from the session even when no tier applies.
+    history), so the request must be rebuilt from the session even when no tier applies. `outside`:
+    the estimate of the request's tool definitions (`measure_request`): before the first measured
+    response they count toward the window like the bias they later are, so a first request with many
+    tools is not sent over the window either.
     """
     settings = session.store.settings
-    tokens, bias = measure_request(session, pending_sizes)
+    tokens, bias = measure_request(session, pending_sizes, outside)
     base: list[ModelMessage] | None = None
     sizes: list[int] | None = None
     tier, elided, events = 0, 0, []

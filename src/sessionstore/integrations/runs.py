@@ -38,17 +38,17 @@ from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ModelRequest, ModelResponse
 
 from ..accounting.thresholds import over_threshold
-from ..accounting.tokens import estimate_message
+from ..accounting.tokens import estimate_message, estimate_tool_definitions
 from ..errors import SessionStoreError, StaleSessionError
 from ..porcelain import cascade
-from .protect import shape_request
+from .protect import measure_request, shape_request
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from pydantic_ai import Agent
     from pydantic_ai.messages import ModelMessage
-    from pydantic_ai.models import ModelRequestContext
+    from pydantic_ai.models import ModelRequestContext, ModelRequestParameters
     from pydantic_ai.run import AgentRunResult
     from pydantic_ai.tools import RunContext
 
@@ -109,6 +109,8 @@ class _RunState:
     """Lines this run has committed."""
     recorded: int = 0
     """Index in the report of the first request not yet covered by a committed line."""
+    tools: tuple[tuple[int, ...], list[Any], int] | None = None
+    """(ids, the definitions, their estimate) of the last request's tool definitions."""
 
 
 @dataclass
@@ -149,8 +151,9 @@ class SessionCapability(AbstractCapability[Any]):
         window, lv = cascade.session_levels(self.session)
         tier = 0
         pending_sizes = self._sizes_of(pending)
+        outside = self._tools_size(request_context.model_request_parameters)
         if settings.compaction_enabled and over_threshold(
-            self.session.measurement.tokens + sum(pending_sizes), lv.full
+            measure_request(self.session, pending_sizes, outside)[0], lv.full
         ):
             checkpointed = await asyncio.to_thread(self._checkpoint, pending, ctx.usage)
             window, lv = cascade.session_levels(self.session)
@@ -158,7 +161,7 @@ class SessionCapability(AbstractCapability[Any]):
         sent = list(request_context.messages)
         tail = sent[len(sent) - len(pending) :] if pending else []  # other capabilities' edits stay
         shaped = shape_request(
-            self.session, tail, pending_sizes, window=window, lv=lv, rebase=self._run.rebased
+            self.session, tail, pending_sizes, window=window, lv=lv, rebase=self._run.rebased, outside=outside
         )
         if shaped.messages is not None:
             request_context.messages = shaped.messages
@@ -254,6 +257,15 @@ class SessionCapability(AbstractCapability[Any]):
         if not final:
             fields["mid_run"] = True
         return fields
+
+    def _tools_size(self, params: ModelRequestParameters) -> int:
+        """The estimate of the request's tool definitions (function and output tools), counted once
+        per run for the same definitions: a tool loop sends them with every request."""
+        tools = [*params.function_tools, *params.output_tools]
+        key = tuple(id(tool) for tool in tools)
+        if self._run.tools is None or self._run.tools[0] != key:
+            self._run.tools = (key, tools, estimate_tool_definitions(tools))  # tools kept: ids stay theirs
+        return self._run.tools[2]
 
     def _sizes_of(self, messages: Sequence[ModelMessage]) -> list[int]:
         out = []

@@ -64,7 +64,7 @@ def encode(messages: Sequence[ModelMessage]) -> bytes:
 
 def encode_unchecked(messages: Sequence[ModelMessage]) -> bytes:
     """`encode` without the read-back: for a writer that runs `check_decodable` itself before the
-    blob is named (`writer.store_turn` runs it while the object store's worker syncs the blob)."""
+    blob is named (`turn_blobs.stage_turn` runs it while the object store's worker syncs the blob)."""
     dump = adapter().dump_json
     try:
         # One message per call, its list brackets cut off: pydantic-core writes the JSON straight to

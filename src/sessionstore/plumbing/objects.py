@@ -69,6 +69,18 @@ class _Staged(NamedTuple):
     """The bytes' temp file, written and not yet synced; None when an equal object was there."""
 
 
+class Writing(NamedTuple):
+    """A blob write under way (`ObjectStore.write_in_background`): the object's id, known before it
+    lands, and the future of its landing."""
+
+    oid: str
+    landing: Future[str]
+
+    def result(self, timeout: float | None = None) -> str:
+        """Wait until the object is durable under its name (its id); raises what the write raised."""
+        return self.landing.result(timeout)
+
+
 class ObjectStore:
     """Blobs under `root/objects`, two-hex-digit fan-out like git."""
 
@@ -98,17 +110,21 @@ class ObjectStore:
         """
         return self._land(self._stage(data), gate)
 
-    def write_in_background(self, data: bytes, check: Callable[[bytes], None] | None = None) -> Future[str]:
-        """`write(data)` with its syncs on a worker thread; the id arrives through the future.
+    def write_in_background(self, data: bytes, check: Callable[[bytes], None] | None = None) -> Writing:
+        """`write(data)` with its syncs on a worker thread: the id at once, the landing to wait for.
 
         The object's temp file is created and written here (page cache only), then one worker thread
         syncs it, links it into place and syncs its directory, which is mostly waiting with the GIL
         released, so the caller can tokenize the same turn meanwhile. `check(data)`, when given, runs
         here on the caller's thread while that first sync is under way, and gates the naming
-        (`write`'s `gate`): if it raises, nothing is stored and the future carries its error. (On the
-        caller's thread rather than a third one: the check holds the GIL, so a third thread only
-        competed with the caller's counting.) One worker per process: writes are durable one by one,
-        as the caller awaits each.
+        (`write`'s `gate`): if it raises, nothing is stored and its error is raised here, once the
+        worker has dropped the temp file. (On the caller's thread rather than a third one: the check
+        holds the GIL, so a third thread only competed with the caller's counting.) One worker per
+        process: writes are durable one by one, as the caller awaits each.
+
+        The returned `Writing` names the object before it lands, so a caller can build what will
+        refer to it (a commit line) while it syncs; nothing may be made durable that names it before
+        `Writing.result()` has returned.
         """
         import threading
         from concurrent.futures import Future
@@ -136,11 +152,11 @@ class ObjectStore:
                 check(data)
         except BaseException as err:  # the gate is always decided: a worker left waiting would hang
             checked.set_exception(err)  # every later write of the process
-            if not isinstance(err, Exception):
-                raise  # KeyboardInterrupt and the like go on at once; the worker drops the temp file
-        else:
-            checked.set_result(None)
-        return writing
+            if isinstance(err, Exception):
+                writing.exception()  # the worker has dropped the temp file: nothing is left behind
+            raise  # KeyboardInterrupt and the like go on at once; the worker drops the temp file
+        checked.set_result(None)
+        return Writing(staged.oid, writing)
 
     def _stage(self, data: bytes) -> _Staged:
         """The part of a write before its first sync: the id, the checks of what is at its path, and

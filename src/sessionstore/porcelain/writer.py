@@ -25,11 +25,11 @@ from ..plumbing import codec
 from ..plumbing.commits import Commit, make_line
 from ..plumbing.logs import Log
 from .inputs import check_messages, usage_dict
+from .turn_blobs import settle, stage_turn
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
 
-    from ..plumbing.objects import ObjectStore
     from .layout import StoreLayout
 
 CARRIED = ("model", "capacity")
@@ -65,6 +65,7 @@ def write_commit(
     extra: dict[str, Any],
     time: str | None = None,
     before_append: Callable[[dict[str, Any]], None] | None = None,
+    landed: Callable[[], object] | None = None,
 ) -> tuple[Commit, bytes]:
     """Append one commit line after `parent` (the caller holds the session lock and has written the
     blobs): the one function that writes a commit, for `Lockstep` and `FileConversationStore` alike.
@@ -72,34 +73,30 @@ def write_commit(
     The parent's `model`/`capacity` are carried onto the line unless `extra` sets them, so every line
     gives the gauge its window. `before_append(body)` runs once the line is built (its id and time are
     known) and before it is appended: a side index that may run ahead of the log but never behind it
-    notes the commit there (FileConversationStore's conversation index). `Log.append` refuses a moved
+    notes the commit there (FileConversationStore's conversation index). `landed()` (a blob still
+    syncing: `turn_blobs.StagedTurn.landed`) is waited for after that and before the append, so the line is
+    built while the blob syncs and is never appended before it is durable; it is waited for on every
+    path, so no write is left in flight once this returns or raises. `Log.append` refuses a moved
     head (`StaleSessionError`), cuts a torn tail and fsyncs the line before returning: the returned
     commit is acknowledged.
     """
-    if parent is not None:
-        carried = {k: parent.extra[k] for k in CARRIED if k in parent.extra and k not in extra}
-        if carried:
-            extra = {**extra, **carried}
-    line, body = make_line(
-        parent=parent, kind=kind, blob=blob, count=count, tokens=tokens, usage=usage, extra=extra, time=time
-    )
-    if before_append is not None:
-        before_append(body)
+    try:
+        if parent is not None:
+            carried = {k: parent.extra[k] for k in CARRIED if k in parent.extra and k not in extra}
+            if carried:
+                extra = {**extra, **carried}
+        line, body = make_line(
+            parent=parent, kind=kind, blob=blob, count=count, tokens=tokens, usage=usage, extra=extra,
+            time=time,
+        )  # fmt: skip
+        if before_append is not None:
+            before_append(body)
+    except BaseException:
+        settle(landed)
+        raise
+    if landed is not None:
+        landed()
     return log.append(line, body, parent), line
-
-
-def store_turn(
-    objects: ObjectStore, messages: list[ModelMessage], sizes: Sequence[int] | None = None
-) -> tuple[str, list[int]]:
-    """Write a turn's blob and count its messages at once: (blob id, per-message sizes).
-
-    The blob is encoded and staged here, then read back (decode before commit) while the object
-    store's thread syncs it, and tokenized while that thread names it and syncs its directory
-    (`sizes`, when the caller has them, are taken instead): an unreadable turn is refused and nothing
-    is stored. For every writer of a turn's blob: `Lockstep.commit_turn` and `FileConversationStore`."""
-    writing = objects.write_in_background(codec.encode_unchecked(messages), codec.check_decodable)
-    counted = list(sizes) if sizes is not None else estimate_messages(messages)
-    return writing.result(), counted
 
 
 def append_verified(log: Log, parent: Commit | None, lines: bytes) -> None:
@@ -271,14 +268,18 @@ class Lockstep:
         stored_usage = usage_dict(usage)  # refused before the blob is written, not after
         if sizes is not None and len(sizes) != len(new):
             raise ValueError(f"commit_turn: {len(sizes)} sizes for {len(new)} messages")
-        oid, sizes = store_turn(self.store.objects, new, sizes)
+        staged = stage_turn(self.store.objects, new, sizes)
+        oid, sizes = staged.blob, staged.sizes
         fields: dict[str, Any] = {"sizes": sizes, **(extra or {})}
         if self.sent_elided is not None and self.sent_elided[0] == self.head_id and self.sent_elided[1] > 0:
             fields["elided"] = self.sent_elided[1]  # the request that produced this turn sent a micro view
-        # An imported response measured the original agent's context, not ours: no measurement.
-        fields.update(self._context_fields(new, sizes, fields.get("elided", 0), measured=kind == "turn"))
+        try:  # An imported response measured the original agent's context, not ours: no measurement.
+            fields.update(self._context_fields(new, sizes, fields.get("elided", 0), measured=kind == "turn"))
+        except BaseException:
+            settle(staged.landed)
+            raise
         return self.commit(kind, blob=oid, added=new, added_sizes=sizes, usage=stored_usage, extra=fields,
-                           time=time)  # fmt: skip
+                           time=time, landed=staged.landed)  # fmt: skip
 
     def _context_fields(
         self, new: list[ModelMessage], sizes: list[int], elided: int, *, measured: bool
@@ -365,8 +366,10 @@ class Lockstep:
         extra: dict[str, Any],
         reset: list[ModelMessage] | None = None,
         time: str | None = None,
+        landed: Callable[[], object] | None = None,
     ) -> Commit:
-        """Append one commit line (lock held, blobs already written) and only then move the state.
+        """Append one commit line (lock held, blobs written or, for `landed`, landing: see
+        `write_commit`) and only then move the state.
 
         `reset` given: the commit replaces the whole history with it (`added_sizes` are its sizes);
         otherwise `added` extends the history. Count and tokens are computed from the parent's, so the
@@ -378,7 +381,7 @@ class Lockstep:
             count, tokens = len(self._sizes) + len(added_sizes), self.tokens + sum(added_sizes)
         commit, _ = write_commit(
             self.log_file, self._head, kind=kind, blob=blob, count=count, tokens=tokens,
-            usage=usage, extra=extra, time=time,
+            usage=usage, extra=extra, time=time, landed=landed,
         )  # fmt: skip
         if reset is not None:
             self._history, self._sizes = list(reset), list(added_sizes)
