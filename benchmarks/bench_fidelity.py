@@ -11,7 +11,8 @@ summary, not on any line without the latest value, whatever comes after it).
 Contenders, run in the same process on the same sessions: the new offline summarizer, the previous
 one (benchmarks/extractive_before.py), keep-the-last-30 % truncation, an LLM summarizer that drops
 everything (a FunctionModel answering the bare skeleton) with the check of summarizer.py in place, and
-one that states every superseded value of its checklist as current (the check must correct it).
+one that states every superseded value of its checklist as current (the check must correct it), the
+same with the check's correction notes taken off again as its baseline.
 Plus: a constraint planted mid-way through the ~100k-token real Claude Code transcript.
 
     .venv/bin/python benchmarks/bench_fidelity.py [--seeds N] [--no-write]
@@ -42,6 +43,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from sessionstore.accounting.settings import Settings
 from sessionstore.accounting.tokens import estimate_messages
+from sessionstore.compaction.check import without_notes
 from sessionstore.compaction.extractive import summarize_extractive
 from sessionstore.compaction.full import split_point, summary_message, system_parts
 from sessionstore.compaction.skeleton import SKELETON
@@ -310,6 +312,11 @@ def contenders() -> dict[str, Compactor]:
         "LLM states stale + check": _by_summary(
             lambda m, tail: summarize(m, settings=llm, model=FunctionModel(_restate_stale), later=tail)
         ),
+        "LLM states stale + check without notes": _by_summary(
+            lambda m, tail: without_notes(
+                summarize(m, settings=llm, model=FunctionModel(_restate_stale), later=tail)
+            )
+        ),
     }
 
 
@@ -376,10 +383,11 @@ def real_planted(trials: int, realdata: Path) -> dict[tuple[str, str], float]:
         rest = [m for s in steps[cut:] for m in s.messages]
         for name, compact in contenders().items():
             history = compact(compact(first, 0.1) + rest, 0.1)
-            lines = context_lines(history)
+            lines, summary = context_lines(history), summary_lines(history)
             for plant, which in items:
                 if which != "first":
-                    result.setdefault((name, plant.kind), []).append(survives(plant, lines))
+                    ok = survives(plant, lines) and not presents_stale(plant, summary)
+                    result.setdefault((name, plant.kind), []).append(ok)
     return {k: sum(v) / len(v) for k, v in result.items()}
 
 
@@ -387,7 +395,10 @@ def report(survival: dict, real: dict[str, float] | None, seeds: int, planted: d
     names = list(dict.fromkeys(k[0] for k in survival))
     out = [
         f"{seeds} seeded sessions, 7 planted statements each (6 types), compacted 5 rounds; "
-        "% of seeds whose item survived."
+        "% of seeds whose item survived. A correction fails when a summary line states its stale value "
+        "without the latest one, whatever follows (the verbatim tail is read in order). "
+        '"LLM states stale" answers every superseded value of its checklist as current; '
+        '"without notes" is the same summary with the check\'s correction notes (check.py) taken off.'
     ]
     for tail in sorted({k[1] for k in survival}):
         for r in (1, 5):
