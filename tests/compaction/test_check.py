@@ -372,3 +372,24 @@ def test_for_any_correction_chain_no_line_presents_an_old_value_as_current(
     assert any(holds(line, vals[-1]) for line in unmarked(done))
     if kind != "old":
         assert done.startswith(summary.rstrip())  # nothing to correct: only appended to
+
+
+_WITHDRAWALS = ("Forget the {s}.", "The {s} no longer applies.", "There is no longer a {s}.")
+
+
+@settings(max_examples=25, deadline=None)
+@given(chains(), st.sampled_from(_WITHDRAWALS), st.data())
+def test_for_any_chain_ending_in_a_withdrawal_no_line_presents_any_of_its_values_as_current(
+    chain: tuple[str, list[str], list[ModelMessage]], withdrawal: str, data: st.DataObject
+) -> None:
+    subject, vals, history = chain
+    taken_back = withdrawal.format(s=subject)
+    ex = collect([*history, user(taken_back)])
+    pick = data.draw(st.sampled_from(vals))
+    summary = f"## Critical Context\n- {subject.title()}: {pick}\n"
+    done = complete(summary, ex)
+    assert stale(done, ex) == [] and complete(done, ex) == done
+    assert f"- {subject.title()}: {pick} [" in done and " is superseded: no longer current]" in done
+    for line in unmarked(done):
+        assert not any(holds(line, v) for v in vals), line
+    assert f"- {KEPT}{taken_back}" in done.splitlines()  # the withdrawal itself is the current rule

@@ -21,7 +21,7 @@ import re
 
 from sessionstore.compaction.items import Extraction, Item
 from sessionstore.compaction.render import KEPT, SUPERSEDED
-from sessionstore.compaction.values import is_generic, normalize, stated, stems, values
+from sessionstore.compaction.values import is_generic, normalize, stated, stems, values, withdrawn
 
 __all__ = ["checklist", "complete", "correct", "missing", "required", "stale", "states", "without_notes"]
 
@@ -61,8 +61,8 @@ def _holds(flat: str, value: str) -> bool:
 
 def states(summary: str, item: Item) -> bool:
     """Whether `summary` states `item`: every value it states as current present (whole), and most
-    content words (by 5-letter stem); an item that only takes values back needs a line marking one
-    of them old ("$500, no longer")."""
+    content words (by 5-letter stem); an item that takes something back ("forget the budget cap",
+    "the cap is no longer $500") needs one line with most of its words saying it is gone."""
     flat = normalize(summary)
     core = item.text.rstrip(" .,;:!?")  # its closing stop is no part of a value ("$500." in "$500.50")
     if core and _holds(flat, core):  # verbatim (a line `complete` added): stated, values and all
@@ -70,11 +70,12 @@ def states(summary: str, item: Item) -> bool:
     current = stated(item.text, list(item.values))
     if not all(_holds(flat, v) for v in current):
         return False  # the values it states as current: "$700, not $500" is stated without the $500
-    if item.values and not current:  # it only takes a value back ("the cap is no longer $500"):
-        lines = [(line, normalize(line)) for line in summary.split("\n")]  # a line must say so
-        if not any(_holds(f, v) and _marked_old(line, f, v) for line, f in lines for v in item.values):
-            return False
     wanted = stems(item.text)
+    if withdrawn(item.text) or (item.values and not current):  # it takes something back: one line
+        return any(  # must say it is gone ("Budget cap: $500" does not state "Forget the budget cap")
+            _GONE.search(line) and (not wanted or len(wanted & stems(line)) / len(wanted) >= _WORD_COVERAGE)
+            for line in summary.split("\n")
+        )
     if not wanted:
         return True
     have = stems(summary)
@@ -90,6 +91,12 @@ _MARK = re.compile(
     r"previous|previously|former|formerly|originally|earlier|old|used to be)\b",
     re.I,
 )
+_GONE = re.compile(
+    rf"{_MARK.pattern}|\b(?:lifted|dropped|removed|gone|forget|forgotten|ignore|ignored|cancell?ed|none|"
+    r"withdraw|n/a)\b",
+    re.I,
+)
+"""What a line says to state that a rule or value was taken back."""
 _NEAR = 50
 """How close (characters) a summary's own mark must be to the old value to mark it."""
 _BULLET = re.compile(r"\s*(?:[-*+•]|\d+[.)])\s")
