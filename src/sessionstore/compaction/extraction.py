@@ -310,8 +310,9 @@ def resolve(ex: Extraction) -> Extraction:
     An item is superseded when a later constraint or fact has the same subject and states none of its
     values as current (`values.stated`: "the budget is $700, not $500" states only $700). The user's
     values and the assistant's are resolved apart, except that a later user value also supersedes the
-    assistant's restatement of the old one ("Noted: the budget is $500."). Of two items with the same
-    words, only the later stays.
+    assistant's restatement of the old one ("Noted: the budget is $500."). A user withdrawal ("forget
+    the budget cap") supersedes the earlier items on its subject (`_withdraw`). Each superseded item's
+    `replaced_by` is the item that superseded it. Of two items with the same words, only the later stays.
     """
     latest: dict[tuple[str, str], Item] = {}
     seen: dict[str, Item] = {}
