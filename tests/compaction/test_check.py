@@ -393,3 +393,27 @@ def test_for_any_chain_ending_in_a_withdrawal_no_line_presents_any_of_its_values
     for line in unmarked(done):
         assert not any(holds(line, v) for v in vals), line
     assert f"- {KEPT}{taken_back}" in done.splitlines()  # the withdrawal itself is the current rule
+
+
+def test_a_path_the_user_retired_is_not_left_current_in_an_llm_summary() -> None:
+    ex = collect(
+        [
+            user("Fix the parser in src/utils.py and src/legacy.py."),
+            user("I renamed src/utils.py to src/helpers.py."),
+            user("Stop touching src/legacy.py."),
+        ]
+    )
+    summary = (
+        "## Critical Context\n- Files: `src/utils.py`, `src/legacy.py`\n"
+        "- Renamed src/utils.py to src/helpers.py\n"  # the line says so itself
+    )
+    assert [(line, item, value) for line, item, value in stale(summary, ex)] == [
+        ("- Files: `src/utils.py`, `src/legacy.py`", None, "src/utils.py"),
+        ("- Files: `src/utils.py`, `src/legacy.py`", None, "src/legacy.py"),
+    ]
+    done = complete(summary, ex)
+    assert (
+        "- Files: `src/utils.py`, `src/legacy.py` [src/utils.py is superseded: no longer current]"
+        " [src/legacy.py is superseded: no longer current]"
+    ) in done.splitlines()
+    assert complete(done, ex) == done and without_notes(done).startswith(summary.rstrip())

@@ -12,7 +12,8 @@ knows was superseded, with neither its successor's value nor a mark of its own (
 (or "...: no longer current" for a withdrawn value), and the successor is then required on a line
 without such a note. An amount, number or version (`values.is_generic`) counts only on a line that
 also names its subject ("budget", "cap"): "Spent $500 on hosting" is another $500. A value some current
-user item still states ("the hosting budget is $500") is not stale.
+user item still states ("the hosting budget is $500") is not stale; a path the user retired (renamed,
+moved, "stop touching") is stale too, unless the line itself retires it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,15 @@ import re
 
 from sessionstore.compaction.items import Extraction, Item
 from sessionstore.compaction.render import KEPT, SUPERSEDED
-from sessionstore.compaction.values import is_generic, normalize, stated, stems, values, withdrawn
+from sessionstore.compaction.values import (
+    is_generic,
+    normalize,
+    retired_paths,
+    stated,
+    stems,
+    values,
+    withdrawn,
+)
 
 __all__ = ["checklist", "complete", "correct", "missing", "required", "stale", "states", "without_notes"]
 
@@ -114,14 +123,18 @@ def missing(summary: str, ex: Extraction) -> list[Item]:
     return [item for item in required(ex) if not states(text, item)]
 
 
-def _stale_values(ex: Extraction) -> list[tuple[Item, str, list[str]]]:
+def _stale_values(ex: Extraction) -> list[tuple[Item | None, str, list[str]]]:
     """(superseded item, its old value, its successor's current values), for each value a superseded
-    item stated that neither its successor nor any current user item states."""
+    item stated that neither its successor nor any current user item states; then (None, path, [])
+    for each other path the user retired (renamed, moved, "stop touching": `retired_files`)."""
     current: set[str] = set()
+    kept: set[str] = set()  # paths current items state, but not those they retire ("stop touching a.py")
     for i in ex.items:
         if not i.superseded and i.source != "assistant" and i.kind in ("constraint", "fact"):
-            current.update(stated(i.text, list(i.values)))
-    out: list[tuple[Item, str, list[str]]] = []
+            now = stated(i.text, list(i.values))
+            current.update(now)
+            kept.update(set(now) - set(retired_paths(i.text, list(i.values))))
+    out: list[tuple[Item | None, str, list[str]]] = []
     for item in ex.superseded():
         successor = item.successor()
         if successor is None:
@@ -130,7 +143,8 @@ def _stale_values(ex: Extraction) -> list[tuple[Item, str, list[str]]]:
         out += [
             (item, v, new) for v in stated(item.text, list(item.values)) if v not in new and v not in current
         ]
-    return out
+    listed = {v for _, v, _ in out}
+    return out + [(None, p, []) for p in ex.retired_files() if p not in listed and p not in kept]
 
 
 def _units(summary: str) -> list[tuple[int, int]]:
@@ -164,8 +178,8 @@ def _marked_old(unit: str, flat: str, value: str) -> bool:
     return False
 
 
-def _stale_in(summary: str, ex: Extraction) -> list[tuple[int, int, Item, str, list[str]]]:
-    found: list[tuple[int, int, Item, str, list[str]]] = []
+def _stale_in(summary: str, ex: Extraction) -> list[tuple[int, int, Item | None, str, list[str]]]:
+    found: list[tuple[int, int, Item | None, str, list[str]]] = []
     olds = _stale_values(ex)
     if not olds:
         return found
@@ -176,18 +190,19 @@ def _stale_in(summary: str, ex: Extraction) -> list[tuple[int, int, Item, str, l
         for item, value, new in olds:
             if value in shown or not _holds(flat, value) or any(_holds(flat, n) for n in new):
                 continue
-            if is_generic(value) and not stems(item.subject or "") & stems(unit):
+            if item is not None and is_generic(value) and not stems(item.subject or "") & stems(unit):
                 continue  # "$500" with no word of "budget cap" near it: some other $500
-            if _marked_old(unit, flat, value):
-                continue
+            if _marked_old(unit, flat, value) or (item is None and value in retired_paths(unit)):
+                continue  # the line says it is old: "Renamed src/a.py to src/b.py"
             shown.add(value)
             found.append((a, b, item, value, new))
     return found
 
 
-def stale(summary: str, ex: Extraction) -> list[tuple[str, Item, str]]:
+def stale(summary: str, ex: Extraction) -> list[tuple[str, Item | None, str]]:
     """(line, superseded item, old value) for each line of `summary` that presents a superseded value
-    as current: the value whole, neither its successor's value nor a mark of its own on the line."""
+    as current: the value whole, neither its successor's value nor a mark of its own on the line. The
+    item is None for a path the user retired without a superseded item (a rename, "stop touching")."""
     return [(summary[a:b], item, value) for a, b, item, value, _ in _stale_in(summary, ex)]
 
 
