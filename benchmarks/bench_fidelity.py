@@ -5,11 +5,14 @@ word, date) at known positions among realistic filler (requests, chatter full of
 tool calls with long outputs); the session is compacted for 1..5 rounds with more turns between rounds,
 the verbatim tail at 10 % and 30 % of the session. An item survives a round when the compacted context
 (summary plus tail) still states it with its value; a correction survives when its latest value is
-stated as current and the stale one never is (only on a "Superseded" line, or not at all).
+stated as current and the stale one never is (only on a "Superseded" line, or not at all; in the
+summary, not on any line without the latest value, whatever comes after it).
 
 Contenders, run in the same process on the same sessions: the new offline summarizer, the previous
-one (benchmarks/extractive_before.py), keep-the-last-30 % truncation, and an LLM summarizer that drops
-everything (a FunctionModel answering the bare skeleton) with the check of summarizer.py in place.
+one (benchmarks/extractive_before.py), keep-the-last-30 % truncation, an LLM summarizer that drops
+everything (a FunctionModel answering the bare skeleton) with the check of summarizer.py in place, and
+one that states every superseded value of its checklist as current (the check must correct it), the
+same with the check's correction notes taken off again as its baseline.
 Plus: a constraint planted mid-way through the ~100k-token real Claude Code transcript.
 
     .venv/bin/python benchmarks/bench_fidelity.py [--seeds N] [--no-write]
@@ -40,6 +43,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from sessionstore.accounting.settings import Settings
 from sessionstore.accounting.tokens import estimate_messages
+from sessionstore.compaction.check import without_notes
 from sessionstore.compaction.extractive import summarize_extractive
 from sessionstore.compaction.full import split_point, summary_message, system_parts
 from sessionstore.compaction.skeleton import SKELETON
@@ -237,6 +241,28 @@ def survives(plant: Plant, lines: list[str]) -> bool:
     return new in last and stale not in last
 
 
+def summary_lines(messages: Sequence[ModelMessage]) -> list[str]:
+    """The lines of the summaries in `messages` (the compacted part; the rest is the verbatim tail)."""
+    return [
+        line
+        for msg in messages
+        for part in msg.parts
+        if isinstance(part, CompactionPart)
+        for line in (part.content or "").splitlines()
+    ]
+
+
+def presents_stale(plant: Plant, summary: list[str]) -> bool:
+    """Whether a summary line states a correction's stale value as current: the value, without the
+    latest one, on a line with no "superseded" mark. Reading order does not excuse it (a summary
+    is read as one state, not as a story), unlike in the verbatim tail."""
+    if plant.stale is None:
+        return False
+    stale, new = normalize(plant.stale), normalize(plant.must[0])
+    lines = [normalize(line) for line in summary if "superseded" not in line.lower()]
+    return any(stale in line and new not in line for line in lines)
+
+
 Compactor = Callable[[list[ModelMessage], float], list[ModelMessage]]
 
 
@@ -262,6 +288,16 @@ def _drop_everything(messages: list[ModelMessage], info: AgentInfo) -> ModelResp
     return ModelResponse(parts=[TextPart(SKELETON.replace("## Goal\n", "## Goal\n- keep going\n"))])
 
 
+def _restate_stale(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """An LLM that gets corrections wrong: it states every superseded value of its checklist as current."""
+    prompt = "\n".join(user_text(p) for m in messages for p in m.parts if isinstance(p, UserPromptPart))
+    marker = "- (superseded, not current) "
+    old = [line[len(marker) :] for line in prompt.splitlines() if line.startswith(marker)]
+    body = "\n".join(f"- {line}" for line in old) or "- none"
+    text = SKELETON.replace("## Goal\n", "## Goal\n- keep going\n").rstrip() + "\n" + body + "\n"
+    return ModelResponse(parts=[TextPart(text)])
+
+
 def contenders() -> dict[str, Compactor]:
     import extractive_before
 
@@ -272,6 +308,14 @@ def contenders() -> dict[str, Compactor]:
         "truncate to last 30%": truncate,
         "LLM drops all + check": _by_summary(
             lambda m, tail: summarize(m, settings=llm, model=FunctionModel(_drop_everything), later=tail)
+        ),
+        "LLM states stale + check": _by_summary(
+            lambda m, tail: summarize(m, settings=llm, model=FunctionModel(_restate_stale), later=tail)
+        ),
+        "LLM states stale + check without notes": _by_summary(
+            lambda m, tail: without_notes(
+                summarize(m, settings=llm, model=FunctionModel(_restate_stale), later=tail)
+            )
         ),
     }
 
@@ -286,9 +330,10 @@ def run(seeds: Sequence[int], tails: Sequence[float] = (0.1, 0.3), rounds: int =
                 history: list[ModelMessage] = []
                 for r in range(rounds):
                     history = compact([*history, *new[r]], tail)
-                    lines = context_lines(history)
+                    lines, summary = context_lines(history), summary_lines(history)
                     for plant in items:
-                        table.setdefault((name, tail, r + 1, plant.kind), []).append(survives(plant, lines))
+                        ok = survives(plant, lines) and not presents_stale(plant, summary)
+                        table.setdefault((name, tail, r + 1, plant.kind), []).append(ok)
     return {k: sum(v) / len(v) for k, v in table.items()}
 
 
@@ -338,10 +383,11 @@ def real_planted(trials: int, realdata: Path) -> dict[tuple[str, str], float]:
         rest = [m for s in steps[cut:] for m in s.messages]
         for name, compact in contenders().items():
             history = compact(compact(first, 0.1) + rest, 0.1)
-            lines = context_lines(history)
+            lines, summary = context_lines(history), summary_lines(history)
             for plant, which in items:
                 if which != "first":
-                    result.setdefault((name, plant.kind), []).append(survives(plant, lines))
+                    ok = survives(plant, lines) and not presents_stale(plant, summary)
+                    result.setdefault((name, plant.kind), []).append(ok)
     return {k: sum(v) / len(v) for k, v in result.items()}
 
 
@@ -349,7 +395,10 @@ def report(survival: dict, real: dict[str, float] | None, seeds: int, planted: d
     names = list(dict.fromkeys(k[0] for k in survival))
     out = [
         f"{seeds} seeded sessions, 7 planted statements each (6 types), compacted 5 rounds; "
-        "% of seeds whose item survived."
+        "% of seeds whose item survived. A correction fails when a summary line states its stale value "
+        "without the latest one, whatever follows (the verbatim tail is read in order). "
+        '"LLM states stale" answers every superseded value of its checklist as current; '
+        '"without notes" is the same summary with the check\'s correction notes (check.py) taken off.'
     ]
     for tail in sorted({k[1] for k in survival}):
         for r in (1, 5):
@@ -400,6 +449,14 @@ def goals(survival: dict, real: dict[str, float] | None) -> list[str]:
         (
             "corrections: latest value, never stale, 100%",
             all(survival[(new, tl, r, "correction")] == 1.0 for tl in (0.1, 0.3) for r in range(1, 6)),
+        ),
+        (
+            "LLM stating superseded values as current, with check: corrections 100%",
+            all(
+                survival[("LLM states stale + check", tl, r, "correction")] == 1.0
+                for tl in (0.1, 0.3)
+                for r in range(1, 6)
+            ),
         ),
         (
             "LLM that drops all, with check = offline on bound types",

@@ -242,3 +242,39 @@ def test_noise_detection_does_not_backtrack_on_many_tags_before_text() -> None:
     assert not is_noise("<td>x</td>" * 200 + " please fix the table")
     assert is_noise("<command-name>/clear</command-name>\n<command-message>clear</command-message>\n")
     assert is_noise("<a>x</a>" * 200)
+
+
+def test_a_rule_the_user_withdraws_is_superseded_by_the_withdrawal() -> None:
+    """ "Forget the budget cap", "the deploy window no longer applies": the earlier items on that
+    subject are superseded, the withdrawal is the current rule (with no current value)."""
+    for rule, withdrawal in [
+        ("The budget cap is $500.", "Forget the budget cap, spend what it takes."),
+        ("The deploy window is 14:00 UTC.", "The deploy window no longer applies."),
+        ("The release deadline is 2027-03-25.", "There is no longer a release deadline."),
+        ("Never spend more than $500 on ads.", "Ignore the $500 limit on ads from now on."),
+    ]:
+        ex = resolve(extract(_user("Some context first.", rule, withdrawal)))
+        assert [i.text for i in ex.superseded()] == [rule], (rule, withdrawal)
+        [old] = ex.superseded()
+        assert old.successor() is not None and old.successor().text == withdrawal
+        assert withdrawal in _texts(ex, "constraint")
+
+
+def test_a_withdrawal_touches_only_its_own_subject_and_only_earlier_items() -> None:
+    current, stale = _current_and_stale(
+        "The budget cap is $500. The deploy window is 14:00 UTC.",
+        "Forget the cache warmup; the budget cap is $500.",
+    )
+    assert stale == []  # the cache is withdrawn, not the budget cap the same sentence restates
+    # a literal action on the thing is no withdrawal of what it is
+    for action in (
+        "Please cancel the reservation H9ZU1C.",
+        "Remove the checked bag from reservation H9ZU1C.",
+    ):
+        assert _current_and_stale("The reservation id is H9ZU1C.", action)[1] == [], action
+    current, stale = _current_and_stale(
+        "The budget cap is $500.", "Forget the budget cap.", "OK, new rule: the budget cap is $900."
+    )
+    # restated afterwards: the new value is current, and the withdrawal is history too
+    assert stale == ["The budget cap is $500.", "Forget the budget cap."]
+    assert "OK, new rule: the budget cap is $900." in current

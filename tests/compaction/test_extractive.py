@@ -269,3 +269,56 @@ def test_a_budget_below_the_bare_skeleton_terminates_with_the_minimum() -> None:
     history = [ModelRequest(parts=[UserPromptPart("please refactor the auth module " * 200)])]
     text = summarize_extractive(history, max_tokens=5)
     assert text.startswith("# Conversation summary") and "## Goal" in text
+
+
+def _listed(text: str, label: str) -> list[str]:
+    """The backticked entries of a Critical Context line starting with `label`."""
+    body = section_body(text, "## Critical Context").splitlines()
+    line = next((line for line in body if line.startswith(f"- {label}")), "")
+    return [v for n, v in enumerate(line.split("`")) if n % 2]
+
+
+def test_files_from_a_superseded_fact_are_not_listed_as_current() -> None:
+    """A path the user corrected, renamed or moved, or said to stop touching, is listed only as superseded."""
+    history = [
+        *_turns("The config file is config/old.toml.", "Fix the parser in src/utils.py and src/legacy.py."),
+        ModelResponse(parts=[ToolCallPart("edit", {"file_path": "src/legacy.py"}, tool_call_id="e1")]),
+        ModelRequest(parts=[ToolReturnPart("edit", "ok", tool_call_id="e1")]),
+        *_turns(
+            "Correction: the config file is config/new.toml.",
+            "I renamed src/utils.py to src/helpers.py.",
+            "Stop touching `src/legacy.py`, edit src/parser.py instead.",
+            "Use docs/guide.md instead of docs/old_guide.md.",
+        ),
+    ]
+    text = summarize_extractive(history)
+    files = _listed(text, "Files: ")
+    for old in ("config/old.toml", "src/utils.py", "src/legacy.py", "docs/old_guide.md"):
+        assert old not in files, (old, files)
+        assert old not in _listed(text, "Identifiers: ")
+    assert files == ["config/new.toml", "src/helpers.py", "src/parser.py", "docs/guide.md"]
+    superseded = _listed(text, "Superseded (no longer current): files ")
+    assert superseded == ["config/old.toml", "src/utils.py", "src/legacy.py", "docs/old_guide.md"]
+    assert "Stop touching `src/legacy.py`, edit src/parser.py instead." in section_body(
+        text, "## Constraints & Preferences"
+    )  # the rule itself stays a rule
+
+
+def test_a_path_the_user_takes_up_again_is_current_again() -> None:
+    text = summarize_extractive(_turns("Stop editing src/a.py.", "Go back to src/a.py and finish the fix."))
+    assert _listed(text, "Files: ") == ["src/a.py"]
+    assert _listed(text, "Superseded (no longer current): files ") == []
+
+
+def test_a_rule_about_a_file_is_not_a_superseded_file() -> None:
+    text = summarize_extractive(_turns("Never touch src/vendor.py.", "Read src/vendor.py and explain it."))
+    assert _listed(text, "Files: ") == ["src/vendor.py"]
+
+
+def test_a_recompaction_does_not_bring_a_superseded_file_back() -> None:
+    first = summarize_extractive(_turns("Edit src/utils.py.", "I moved src/utils.py to lib/utils.py."))
+    assert _listed(first, "Files: ") == ["lib/utils.py"]
+    merged = summarize_extractive(
+        [ModelRequest(parts=[CompactionPart(content=first)]), *_turns("go on then")]
+    )
+    assert _listed(merged, "Files: ") == ["lib/utils.py"]

@@ -2,7 +2,8 @@
 
 Typed, unguessable items planted among filler must survive 5 rounds of offline compaction with a 10 %
 tail; corrections must show only the latest value as current; an LLM summarizer that drops everything
-must, through the check, keep every constraint and bound value.
+must, through the check, keep every constraint and bound value; one that states superseded values as
+current must, through the check, never present a stale value as current.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import bench_fidelity as bench
 SEEDS = (0, 1, 2)
 
 
-@pytest.mark.parametrize("name", ["new extractive", "LLM drops all + check"])
+@pytest.mark.parametrize("name", ["new extractive", "LLM drops all + check", "LLM states stale + check"])
 def test_planted_items_survive_five_rounds(name: str) -> None:
     compact = bench.contenders()[name]
     kinds = bench.TYPES if name == "new extractive" else bench.BOUND
@@ -28,9 +29,11 @@ def test_planted_items_survive_five_rounds(name: str) -> None:
         history: list = []
         for new in rounds:
             history = compact([*history, *new], 0.1)
-            lines = bench.context_lines(history)
+            lines, summary = bench.context_lines(history), bench.summary_lines(history)
             lost = [p.text for p in items if p.kind in kinds and not bench.survives(p, lines)]
             assert not lost, (seed, lost)
+            stale = [p.text for p in items if bench.presents_stale(p, summary)]
+            assert not stale, (seed, stale)
 
 
 def test_the_benchmark_can_fail() -> None:
@@ -43,6 +46,9 @@ def test_the_benchmark_can_fail() -> None:
     assert bench.survives(
         correction, [f"- Superseded (no longer current): {correction.stale}", correction.must[0]]
     )
+    # in a summary, a stale line fails even with the latest value stated after it
+    assert bench.presents_stale(correction, [f"- {correction.stale}", f"- {correction.must[0]}"])
+    assert not bench.presents_stale(correction, [f"- {correction.stale} [superseded]", correction.must[0]])
 
 
 def test_a_constraint_mid_way_through_a_real_transcript(realdata: Path) -> None:

@@ -110,3 +110,18 @@ def test_a_long_line_splits_in_time_linear_in_its_length() -> None:
     assert len(pieces) == 3 * 10_000 and pieces[:3] == ["Use v1.", "Then go, etc.", "Ask Dr. Smith."]
     long_word = "x" * 100 + "e.g. Next"  # a word longer than the window is not an abbreviation's tail
     assert split_sentences(long_word) == ["x" * 100 + "e.g.", "Next"]
+
+
+def test_a_cjk_full_stop_ends_a_sentence_with_no_space_after_it() -> None:
+    """Chinese and Japanese write no space after 。！？: each still ends its sentence, and the values
+    on either side stay whole (no value holds one of these marks)."""
+    text = "不要删除数据库db.internal:5432。永远使用Python 3.11！预算是500美元？"
+    text += "絶対にmainにpushしない。締め切りは2027-01-22です。"
+    assert split_sentences(text) == [
+        "不要删除数据库db.internal:5432。",
+        "永远使用Python 3.11！",
+        "预算是500美元？",
+        "絶対にmainにpushしない。",
+        "締め切りは2027-01-22です。",
+    ]
+    assert split_sentences("「不要推送到main。」然后运行测试。") == ["「不要推送到main。」", "然后运行测试。"]

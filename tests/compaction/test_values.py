@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sessionstore.compaction.values import is_path, subject, values
+from sessionstore.compaction.values import is_path, retired_paths, subject, values
 
 
 @pytest.mark.parametrize(
@@ -109,3 +109,27 @@ def test_identifiers_mixing_letters_and_digits_are_values(sentence: str, expecte
 )
 def test_ordinals_and_plain_words_are_not_identifiers(sentence: str) -> None:
     assert all(not (any(c.isalpha() for c in v) and any(c.isdigit() for c in v)) for v in values(sentence))
+
+
+def test_retired_paths_are_the_ones_a_sentence_is_done_with() -> None:
+    cases = {
+        "Stop touching `src/legacy.py`, edit src/parser.py instead.": ["src/legacy.py"],
+        "Don't edit src/legacy.py anymore.": ["src/legacy.py"],
+        "I renamed src/utils.py to src/helpers.py.": ["src/utils.py"],
+        "src/utils.py was moved to lib/utils.py.": ["src/utils.py"],
+        "src/a.py -> src/b.py": ["src/a.py"],
+        "Use docs/guide.md instead of docs/old_guide.md.": ["docs/old_guide.md"],
+        "The entry point is now src/main2.py, not src/main.py.": ["src/main.py"],
+        "Switch the config from a/x.toml to a/y.toml.": ["a/x.toml"],
+        "Move the file from src/a.py to src/b.py": ["src/a.py"],
+        "config/old.toml is gone.": ["config/old.toml"],
+        # a rule about a file, a part moved out of one, a copy, a plain mention: nothing retired
+        "Never touch src/vendor.py.": [],
+        "Move the helper from src/a.py to src/b.py.": [],
+        "Copy src/a.py to src/b.py.": [],
+        "Read src/a.py and stop worrying about tests.": [],
+        "Go back to src/a.py and finish the fix.": [],
+        "The budget is $500, not $700.": [],
+    }
+    for sentence, want in cases.items():
+        assert retired_paths(sentence) == want, sentence

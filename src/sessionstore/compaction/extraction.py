@@ -3,8 +3,9 @@
 What a summary must keep, found by content rather than by position:
 - constraints: the user's standing instructions and preferences however phrased (must / never / always
   / only / don't, "use X, not Y", "the user prefers", "Reply in bullet points only", limits with their
-  numbers). A value-less rule right after a sentence with a value joins it ("Budget cap is $500 total.
-  Never exceed without explicit approval." stays one item, with the $500);
+  numbers), and their markers in other languages (languages.py: "nunca borres ...", "不要删除...").
+  A value-less rule right after a sentence with a value joins it ("Budget cap is $500 total. Never
+  exceed without explicit approval." stays one item, with the $500);
 - facts: sentences binding a value (values.py) to a name, from the user and, ranked lower, the
   assistant;
 - decisions with their reasons, the assistant's stated conclusions, open questions, blocked work
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 
 import orjson
 from pydantic_ai.messages import (
@@ -32,9 +32,19 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from sessionstore.compaction.items import Extraction, Item
+from sessionstore.compaction.languages import is_rule
 from sessionstore.compaction.sentences import split_sentences
 from sessionstore.compaction.text import as_text, shorten_chars, shorten_keeping, user_text
-from sessionstore.compaction.values import PATH, is_path, stated, subject, values
+from sessionstore.compaction.values import (
+    PATH,
+    is_path,
+    retired_paths,
+    stated,
+    stems,
+    values,
+    withdrawn,
+)
 
 __all__ = ["Extraction", "Item", "extract", "is_noise", "is_pasted", "resolve"]
 
@@ -59,7 +69,7 @@ _IMPERATIVE = re.compile(
     r"^(?:(?:please|also|and|then|from now on,?)\s+)*"
     r"(?:reply|respond|answer|format|keep|address|sign|stick|stay|limit|include|exclude|"
     r"respect|follow|speak|talk|communicate|prefix|wrap|indent|cite|quote|write (?:all|every|each|in|only)|"
-    r"name (?:all|every|each)|put (?:all|every|each))\b",
+    r"name (?:all|every|each)|put (?:all|every|each)|stop \w+ing|quit \w+ing)\b",
     re.I,
 )
 _DECISION = re.compile(
@@ -130,65 +140,6 @@ _COMMAND_ARGS = ("command", "cmd")
 _MAX_SENTENCE = 600
 
 
-@dataclass
-class Item:
-    """One thing to keep: its kind, its words as the transcript said them, and what they bind."""
-
-    kind: str  # constraint | fact | decision | conclusion | question | blocked | done
-    text: str
-    order: int
-    source: str = "user"  # user | assistant | tool | summary
-    values: tuple[str, ...] = ()
-    subject: str | None = None
-    superseded: bool = False
-
-
-@dataclass
-class Extraction:
-    """Everything `extract` found, plus what a previous summary carried (render.parse_summary)."""
-
-    messages: int = 0
-    goal: str = ""
-    earlier_goals: list[str] = field(default_factory=list)
-    requests: list[str] = field(default_factory=list)
-    items: list[Item] = field(default_factory=list)
-    in_progress: list[str] = field(default_factory=list)
-    next_steps: list[str] = field(default_factory=list)
-    context: list[str] = field(default_factory=list)
-    pasted: list[str] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)
-    commands: list[str] = field(default_factory=list)
-    identifiers: list[str] = field(default_factory=list)
-    counter: int = 0
-
-    def add(self, kind: str, text: str, source: str) -> Item:
-        """Append an item (values and subject derived from its text), numbered after all earlier ones."""
-        text = " ".join(text.split())
-        found = values(text)
-        self.counter += 1
-        item = Item(kind, text, self.counter, source, tuple(found), subject(text, found))
-        self.items.append(item)
-        return item
-
-    def current(self, kind: str, source: str | None = None) -> list[Item]:
-        """Items of `kind` (and `source`) that no later item superseded, oldest first."""
-        return [
-            i
-            for i in self.items
-            if i.kind == kind and not i.superseded and (source is None or i.source == source)
-        ]
-
-    def superseded(self) -> list[Item]:
-        return [i for i in self.items if i.superseded]
-
-    def set_goal(self, goal: str) -> None:
-        goal = " ".join(goal.split())
-        if goal and goal != self.goal:
-            if self.goal:
-                self.earlier_goals.append(self.goal)
-            self.goal = goal
-
-
 def is_noise(text: str) -> bool:
     """Harness text recorded as a user prompt: caveats, command tags, hook feedback, interruptions."""
     return bool(_NOISE.match(text)) or not text.strip()
@@ -229,6 +180,8 @@ def _strong(found: list[str]) -> bool:
 def _classify_user(sentence: str, found: list[str]) -> str | None:
     if _CONSTRAINT.search(sentence) or _USE_NOT.search(sentence) or _IMPERATIVE.match(sentence):
         return "constraint"
+    if is_rule(sentence) or withdrawn(sentence):  # "nunca borres ...": languages.py; "forget the cap"
+        return "constraint"
     if found and _LIMIT.search(sentence):
         return "constraint"
     if sentence.endswith("?"):
@@ -260,6 +213,8 @@ def _user(text: str, ex: Extraction) -> None:
     previous: Item | None = None
     for sentence in _sentences(text):
         found = values(sentence)
+        gone = retired_paths(sentence, found)
+        ex.retired = [p for p in ex.retired if p not in found] + gone  # a later mention takes it up again
         kind = _classify_user(sentence, found)
         joins = previous is not None and previous.values and _REFERS_BACK.match(sentence)
         if kind == "constraint" and not found and joins and previous is not None:
@@ -355,8 +310,9 @@ def resolve(ex: Extraction) -> Extraction:
     An item is superseded when a later constraint or fact has the same subject and states none of its
     values as current (`values.stated`: "the budget is $700, not $500" states only $700). The user's
     values and the assistant's are resolved apart, except that a later user value also supersedes the
-    assistant's restatement of the old one ("Noted: the budget is $500."). Of two items with the same
-    words, only the later stays.
+    assistant's restatement of the old one ("Noted: the budget is $500."). A user withdrawal ("forget
+    the budget cap") supersedes the earlier items on its subject (`_withdraw`). Each superseded item's
+    `replaced_by` is the item that superseded it. Of two items with the same words, only the later stays.
     """
     latest: dict[tuple[str, str], Item] = {}
     seen: dict[str, Item] = {}
@@ -373,12 +329,41 @@ def resolve(ex: Extraction) -> Extraction:
             newer = [latest.get(group)]
             if group[0] == "assistant":
                 newer.append(latest.get(("user", item.subject)))
-            if any(n is not None and not mine & set(stated(n.text, list(n.values))) for n in newer):
-                item.superseded = True
+            by = [n for n in newer if n is not None and not mine & set(stated(n.text, list(n.values)))]
+            if by:
+                item.superseded, item.replaced_by = True, by[-1]
             latest.setdefault(group, item)
         kept.append(item)
     ex.items = sorted(kept, key=lambda i: i.order)
+    _withdraw(ex.items)
     return ex
+
+
+def _withdraw(items: list[Item]) -> None:
+    """A user sentence taking something back ("forget the budget cap", "the deploy window no longer
+    applies") supersedes the earlier current items whose subject words it names (or a value it names
+    with a word of theirs); an item restating the subject later supersedes the withdrawal in turn."""
+    for w in items:
+        if w.source == "assistant" or w.kind != "constraint":
+            continue
+        for clause in withdrawn(w.text):
+            words, named = stems(clause), set(values(clause))
+            for other in items:
+                if other is w or other.kind not in ("constraint", "fact") or not other.subject:
+                    continue
+                if not (
+                    stems(other.subject) <= words or (named & set(other.values) and stems(other.text) & words)
+                ):
+                    continue
+                if other.order < w.order and not other.superseded:
+                    other.superseded, other.replaced_by = True, w
+                elif (
+                    other.order > w.order
+                    and other.values
+                    and not w.superseded
+                    and other.source != "assistant"
+                ):
+                    w.superseded, w.replaced_by = True, other
 
 
 def dedupe(items: Sequence[str]) -> list[str]:

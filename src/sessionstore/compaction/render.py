@@ -18,7 +18,8 @@ import re
 from dataclasses import dataclass
 
 from sessionstore.accounting.tokens import count_text
-from sessionstore.compaction.extraction import Extraction, Item, dedupe
+from sessionstore.compaction.extraction import dedupe
+from sessionstore.compaction.items import Extraction, Item
 from sessionstore.compaction.skeleton import HEADINGS, section_body
 from sessionstore.compaction.text import shorten_chars, shorten_keeping
 
@@ -32,6 +33,7 @@ _QUESTION = "Open question: "
 _CONCLUDED = "Concluded: "
 _PASTED = "Pasted instructions (not the goal): "
 _FOCUS = "Focus requested: "
+_RETIRED = "files "
 _LISTS = (("Files: ", ", "), ("Commands: ", "; "), ("Identifiers: ", ", "))
 _COUNT = re.compile(r"extracted from (\d+) messages")
 _BULLET = re.compile(r"^\s*[-*+]\s+(.*)$|^\s*\d+[.)]\s+(.*)$")
@@ -155,11 +157,16 @@ def _candidates(ex: Extraction, focus: str | None) -> list[_Line]:
     if focus:
         lines.append(_Line("## Critical Context", _FOCUS + _shown(focus, 200), 1, -1))
     lines.extend(_Line("## Critical Context", _PASTED + p, 9, -2) for p in dedupe(ex.pasted)[-3:])
+    retired = ex.retired_files()
     for n, (label, sep) in enumerate(_LISTS):
         values = {"Files: ": ex.files, "Commands: ": ex.commands, "Identifiers: ": ex.identifiers}[label]
-        kept = [_shown(v, 100) for v in dedupe(values)[-(20 if n != 1 else 8) :]]
+        current = [v for v in dedupe(values) if label == "Commands: " or v not in retired]
+        kept = [_shown(v, 100) for v in current[-(20 if n != 1 else 8) :]]
         if kept:
             lines.append(_Line("## Critical Context", label + sep.join(f"`{v}`" for v in kept), 9, 10**9 + n))
+    if retired:  # listed, so a path is never both gone from Files and unexplained
+        old = ", ".join(f"`{_shown(v, 100)}`" for v in retired[-20:])
+        lines.append(_Line("## Critical Context", f"{SUPERSEDED}{_RETIRED}{old}", 9, 10**9 + len(_LISTS)))
     return lines
 
 

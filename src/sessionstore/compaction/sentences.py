@@ -6,8 +6,9 @@ a sentence ends at `.`, `!` or `?` (with any closing quotes or brackets) only wh
 of the text follows, and the word before a `.` is not a known abbreviation ("e.g.", "etc.", "Dr.") or a
 single initial. An abbreviation that can also close a sentence ("etc.", or a unit after a number: "5
 min.", "540 ms.") does when a capital follows, so two facts never merge into one. A line break always
-ends a sentence (chat text is rarely hard-wrapped, and a list item is a unit of its own). So a dot
-followed by a non-space (3.11, workflow.xml, example.com/a) never splits, whatever surrounds it.
+ends a sentence (chat text is rarely hard-wrapped, and a list item is a unit of its own), and so does a
+CJK full stop, "。", "！" or "？", with or without a space after it. So a dot followed by a non-space
+(3.11, workflow.xml, example.com/a) never splits, whatever surrounds it.
 Callers may rely on: every returned sentence is a whitespace-trimmed, non-empty substring of one line
 of the input, in order, and together they cover every non-space character of the input.
 """
@@ -70,7 +71,9 @@ CAN_END = frozenset({"etc", "al", "min", "max", "est", "inc", "ltd", "co", "corp
 """Abbreviations that also close a sentence when a capital follows ("5 min. Note ...", "etc. Then");
 the others (titles, "e.g.", "approx.", "No.") are always followed by more of the same sentence."""
 
-_END = re.compile(r"[.!?]+[\"')\]*_`]*(?=\s|$)")
+_END = re.compile(r"[.!?]+[\"')\]*_`]*(?=\s|$)|[。！？]+[」』）】\"')\]]*")
+"""A sentence end: `.!?` before whitespace or the end; `。！？` wherever they stand (CJK text puts no
+space after them, and no value holds one)."""
 _WORD_BEFORE = re.compile(r"([\w.]+)$")
 _WINDOW = 40  # longer than any abbreviation
 _WORD_CHARS = re.compile(r"[\w.]")

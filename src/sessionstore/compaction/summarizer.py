@@ -6,7 +6,8 @@ extraction found (user constraints, facts with their values) as a checklist to c
 validated; an invalid one is retried once with the problems stated; still invalid, or any model
 failure, raises `CompactionError`, so the caller persists nothing. A valid answer is then checked
 against the same extraction (check.py): every constraint or bound value it dropped is appended under
-`## Critical Context` as "kept from the transcript", so the model can lose nothing the rules name.
+`## Critical Context` as "kept from the transcript", so the model can lose nothing the rules name; a
+line stating a superseded value as current gets a note naming the current one.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from pydantic_ai.models import Model
 
 from sessionstore.accounting.settings import Settings
 from sessionstore.compaction.check import checklist, complete
-from sessionstore.compaction.extraction import Extraction
 from sessionstore.compaction.extractive import collect, summarize_extractive
+from sessionstore.compaction.items import Extraction
 from sessionstore.compaction.skeleton import SKELETON, validate_summary
 from sessionstore.compaction.text import render_transcript
 from sessionstore.errors import CompactionError

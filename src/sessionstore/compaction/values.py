@@ -16,7 +16,19 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["PATH", "is_path", "key_words", "normalize", "stated", "subject", "values"]
+__all__ = [
+    "PATH",
+    "is_generic",
+    "is_path",
+    "key_words",
+    "normalize",
+    "retired_paths",
+    "stated",
+    "stems",
+    "subject",
+    "values",
+    "withdrawn",
+]
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _W = rf"[^\W{_CJK}]"
@@ -155,6 +167,11 @@ def key_words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if len(w) >= 3 and w not in _STOP]
 
 
+def stems(text: str) -> set[str]:
+    """The 5-letter stems of `key_words(text)`: "caps" and "capped" share "cap", "budgets" "budge"."""
+    return {w[:5] for w in key_words(text)}
+
+
 _BARE = re.compile(r"[\d,.]+")
 _BOUND_BEFORE = re.compile(r"(?:\b(?:is|are|was|were|now|to|at|be|of|=)|[:=])\s*[*_`]*$", re.I)
 _SCALAR = re.compile(
@@ -162,6 +179,18 @@ _SCALAR = re.compile(
         f"(?:{p})" for p in (_MONEY, _DATE, _MONTH_DATE, _TIME, _VERSION, _QUANTITY, _NAMED_VERSION, _NUMBER)
     )
 )
+_GENERIC = re.compile(
+    "|".join(f"(?:{p})" for p in (_MONEY, _TIME, _VERSION, _QUANTITY, _NAMED_VERSION, _NUMBER))
+)
+
+
+def is_generic(value: str) -> bool:
+    """Whether `value` is an amount, number, quantity, time or version: common enough that only the
+    words around it say what it is the value of ("$500" may be a budget or a bill; "2027-03-25",
+    "db.internal:5432" or "src/a.py" name one thing wherever they appear)."""
+    return _GENERIC.fullmatch(value.strip()) is not None
+
+
 _NAME_BIND = re.compile(
     r"\b(?:is|are|was|were|equals|becomes?|be|lives|runs on)\b|'s\b|[:=]"
     r"|\b(?:set|change|move|switch|update|point|reset|rename)\b[^.?!]{0,80}?\bto\b",
@@ -211,8 +240,10 @@ def subject(sentence: str, found: list[str] | None = None) -> str | None:
 
 def stated(sentence: str, found: list[str] | None = None) -> list[str]:
     """The values `sentence` states as current: all of them but those it names as the old one
-    ("the budget is $700, not $500", "raise it from $500 to $700" both state only $700)."""
+    ("the budget is $700, not $500", "raise it from $500 to $700" both state only $700) or takes
+    back ("ignore the $500 limit": `withdrawn`)."""
     found = values(sentence) if found is None else found
+    gone = withdrawn(sentence)
     out: list[str] = []
     for value in found:
         at = sentence.find(value)
@@ -220,7 +251,86 @@ def stated(sentence: str, found: list[str] | None = None) -> list[str]:
         old = at >= 0 and (
             _OLD_VALUE.search(before) is not None
             or (_FROM.search(before) is not None and _TO.match(after) is not None)
+            or any(value in clause for clause in gone)
         )
         if not old:
             out.append(value)
     return out
+
+
+_RETIRE = re.compile(
+    r"\b(?:(?:stop|quit)\s+\w+ing|no longer|any ?more|forget(?: about)?|"
+    r"(?:is|are|was|were|has been|have been|got)\s+(?:now\s+)?"
+    r"(?:deprecated|obsolete|dead|gone|deleted|removed))\b",
+    re.I,
+)
+"""A clause saying its paths are done with: "stop touching X", "don't edit X anymore", "X is gone"."""
+_CLAUSE = re.compile(r"[,;:]\s|\s(?:and|but|then)\s|\s[-–—]\s", re.I)
+_MOVE_VERB = re.compile(
+    r"\b(?:renamed?|renaming|moved?|moving|relocated?|relocating|mv)\s+"
+    r"(?:(?:the|a|file|module|folder|directory|dir)\s+)*[`'\"]?$",
+    re.I,
+)
+_MOVE_TO = re.compile(r"^[`'\"]?\s+(?:to|into|as|->|→)\s", re.I)
+_MOVED = re.compile(
+    r"^[`'\"]?\s+(?:(?:is|was|has been|got|were|are)\s+)?(?:now\s+)?"
+    r"(?:renamed|moved|relocated)\s+(?:to|into|as)\s"
+    r"|^[`'\"]?\s+(?:is now|->|→)\s+[`'\"]?(?=[\w./~])",
+    re.I,
+)
+
+
+_PART_FROM = re.compile(
+    r"\b(?:move|moved|moving|copy|copied|copying|extract|extracted|port|ported|split|pull|pulled)\s+"
+    r"(?![^.?!]*\b(?:files?|modules?|folders?|directory|directories|config)\b)[\w`'()-]+"
+    r"(?:\s+[\w`'()-]+){0,3}\s+from\s+$",
+    re.I,
+)
+"""Part of a file moved out of it ("move the helper from a.py to b.py"): a.py stays."""
+
+
+def retired_paths(sentence: str, found: list[str] | None = None) -> list[str]:
+    """The paths `sentence` says are no longer current: named as the old value ("use b.py instead of
+    a.py", "not a.py", `stated`), renamed or moved away from ("I renamed a.py to b.py", "a.py was moved
+    to lib/"), or in a clause that retires them ("stop touching a.py", "don't edit a.py anymore",
+    "a.py is gone"). A rule about a path ("Never touch a.py") does not retire it: the file is still
+    there, and what to do with it is the rule's business."""
+    found = values(sentence) if found is None else found
+    paths = [v for v in found if is_path(v)]
+    if not paths:
+        return []
+    current = set(stated(sentence, found))
+    out: list[str] = []
+    for path in paths:
+        at = sentence.find(path)
+        before, after = sentence[:at], sentence[at + len(path) :]
+        clause = _CLAUSE.split(before)[-1] + path + _CLAUSE.split(after)[0]
+        if (
+            (path not in current and not _PART_FROM.search(before))
+            or (_MOVE_VERB.search(before) and _MOVE_TO.match(after))
+            or _MOVED.match(after)
+            or _RETIRE.search(clause)
+        ):
+            out.append(path)
+    return out
+
+
+_WITHDRAW = re.compile(
+    r"\b(?:no longer (?:applies|apply|holds|hold|matters|needed|required|relevant|stands|"
+    r"in (?:effect|place|force))|"
+    r"(?:rule|limit|cap|constraint|requirement|restriction|deadline|budget|freeze|policy|window)s? "
+    r"(?:is|are|has been|have been) (?:now )?"
+    r"(?:lifted|removed|cancell?ed|dropped|void|withdrawn|scrapped|off)|"
+    r"(?:forget|disregard|never mind)(?: about)? (?:the|my|that|this|our)|ignore (?:the|my|that|this|our)|"
+    r"there (?:is|'s) no longer)\b",
+    re.I,
+)
+"""A clause taking back an earlier rule or value: "forget the budget cap", "X no longer applies", "the
+freeze is lifted"; never a literal action ("cancel the reservation", "remove the checked bag")."""
+
+
+def withdrawn(sentence: str) -> list[str]:
+    """The clauses of `sentence` that take something back ("Forget the budget cap, spend what it
+    takes" gives ["Forget the budget cap"]): what an earlier item must share words or a value with
+    for this sentence to withdraw it."""
+    return [clause for clause in _CLAUSE.split(sentence) if _WITHDRAW.search(clause)]

@@ -1,0 +1,139 @@
+"""Rules written in other languages (compaction/languages.py) are constraints, English text is unchanged.
+
+What callers (extraction.py) rely on: `is_rule` finds the common imperative and negation markers of
+Spanish, French, German, Portuguese, Italian, Chinese, Japanese and Russian; it finds none in English
+text (nor in the real transcripts of ../shared/realdata, all English); the values inside such a rule
+stay whole in its item.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic_ai.messages import ModelRequest, UserPromptPart
+
+from sessionstore.compaction.extraction import Extraction, extract
+from sessionstore.compaction.languages import LANGUAGES, is_rule
+from sessionstore.compaction.sentences import split_sentences
+
+RULES = {
+    "es": [
+        "nunca borres la base de datos",
+        "Siempre ejecuta los tests antes de hacer push.",
+        "No toques el archivo de configuración.",
+        "Tienes que usar Python 3.11.",
+    ],
+    "fr": [
+        "ne jamais pousser sur main",
+        "Ne supprime pas la branche de production.",
+        "Il faut toujours lancer les tests.",
+        "Vous devez utiliser uniquement pnpm.",
+    ],
+    "de": [
+        "niemals force-push",
+        "Lösche bitte keine Dateien im Ordner data.",
+        "Du musst immer die Tests laufen lassen.",
+        "Das darf nicht auf main landen.",
+    ],
+    "pt": [
+        "Nunca apague o banco de dados.",
+        "Não faça push direto na main.",
+        "Você deve usar apenas o pnpm.",
+        "Sempre rode os testes antes do deploy.",
+    ],
+    "it": [
+        "Non cancellare mai il database.",
+        "Devi sempre eseguire i test.",
+        "È vietato fare push su main.",
+        "Usa soltanto pnpm per questo progetto.",
+    ],
+    "zh": ["不要删除数据库", "永远不要强制推送到main。", "必须先运行测试。", "只能使用Python 3.11。"],
+    "ja": ["絶対にmainにpushしない", "必ずテストを実行してください。", "本番DBを削除しないでください。"],
+    "ru": [
+        "всегда запускай тесты",
+        "Никогда не удаляй базу данных.",
+        "Нельзя пушить в main.",
+        "Нужно обновить зависимости.",
+    ],
+}
+
+ENGLISH = [
+    "No changes were made to the files.",
+    "No matches, no classes, no types found.",
+    "Use a non-empty list and a non blocking call.",
+    "I need a nonstop flight on May 21.",
+    "It was a solo project by Mai Tanaka.",
+    "The Evita musical runs at 8 pm.",
+    "The sempre-fi module is immer-ready.",  # words inside other words
+    "Deploy the stable version to the nightly channel.",
+    "Run the suite and report the failures.",
+    "The Tokyo office handles it.",
+    "Add the nie_ze_mna flag to the parser.",
+]
+
+
+def user_items(text: str) -> Extraction:
+    return extract([ModelRequest(parts=[UserPromptPart(text)])])
+
+
+@pytest.mark.parametrize("lang", sorted(RULES))
+def test_rules_in_other_languages_are_constraints(lang: str) -> None:
+    assert lang in LANGUAGES
+    for rule in RULES[lang]:
+        assert is_rule(rule), rule
+        ex = user_items(rule)
+        assert [i.kind for i in ex.items] == ["constraint"], (rule, ex.items)
+
+
+def test_english_text_has_no_marker_of_another_language() -> None:
+    for sentence in ENGLISH:
+        assert not is_rule(sentence), sentence
+
+
+def test_values_inside_a_foreign_rule_stay_whole() -> None:
+    cases = {
+        "Nunca gastes más de $500 en db.internal:5432.": ("$500", "db.internal:5432"),
+        "Ne jamais dépasser 30 s sur https://api.example.com/v2.": ("30 s", "https://api.example.com/v2"),
+        "Niemals Python 3.11 durch 3.12 ersetzen.": ("Python 3.11", "3.12"),
+        "不要删除数据库db.internal:5432。": ("db.internal:5432",),
+        "締め切りの2027-01-22は絶対に変えないで。": ("2027-01-22",),
+        "Никогда не трогай src/app/main.py до 2027-03-01.": ("src/app/main.py", "2027-03-01"),
+    }
+    for rule, wanted in cases.items():
+        [item] = user_items(rule).items
+        assert item.kind == "constraint" and set(wanted) <= set(item.values), (rule, item)
+
+
+def test_a_cjk_rule_and_a_fact_in_one_paragraph_are_two_items() -> None:
+    ex = user_items("不要删除数据库。截止日期是2027-01-22。")
+    assert [(i.kind, i.text) for i in ex.items] == [
+        ("constraint", "不要删除数据库。"),
+        ("fact", "截止日期是2027-01-22。"),
+    ]
+
+
+def _real_sentences(root: Path) -> list[str]:
+    from sessionstore.compaction.text import as_text
+    from sessionstore.formats.transcripts import read_transcript
+
+    out: list[str] = []
+    for path in sorted([*(root / "claude_code").glob("*.jsonl"), *(root / "codex").glob("*.jsonl")]):
+        for step in read_transcript(path).steps:
+            for msg in step.messages:
+                for part in msg.parts:
+                    content = getattr(part, "content", None)
+                    if isinstance(content, str):
+                        out += split_sentences(content)
+                    elif content is not None:
+                        out += split_sentences(as_text(content))
+    for path in sorted([*(root / "memory").glob("*.md"), *(root / "trajectories").glob("*.json")]):
+        out += split_sentences(path.read_text(encoding="utf-8"))
+    return out
+
+
+def test_no_sentence_of_the_real_transcripts_is_a_foreign_rule(realdata: Path) -> None:
+    """The real data is English: the table adds no rule there (measured before/after: docs/summaries.md)."""
+    sentences = _real_sentences(realdata)
+    assert len(sentences) > 10_000
+    assert [s for s in sentences if is_rule(s)] == []
