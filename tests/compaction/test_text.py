@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
@@ -24,6 +26,7 @@ from sessionstore.compaction.text import (
     render_transcript,
     shorten_chars,
     shorten_keeping,
+    shorten_line,
     shorten_tokens,
     user_text,
 )
@@ -104,3 +107,27 @@ def test_shorten_keeping_never_cuts_a_value(found: list[str], filler: int, limit
     assert out.startswith("Never") and out.endswith("done.")
     if not found:
         assert out == shorten_chars(text, limit, inline=True)
+
+
+@hsettings(deadline=None)  # the first example loads the tokenizer
+@given(st.integers(0, 120), st.integers(120, 400))
+def test_a_long_verbatim_request_is_elided_between_words_never_inside_a_value(pad: int, limit: int) -> None:
+    # The cut fell mid-value before ("0.internal:1124" of "amber-100.internal:1124": a value the
+    # user never gave) and could drop the "not" before an old value.
+    from sessionstore.compaction.values import values
+
+    text = (
+        "Actually the replica address is 10.7.31.48:1322, not 10.87.46.169:1693. "
+        + "please keep going with the migration " * (pad // 10 + 3)
+        + "x" * pad
+        + " Actually the cache host is amber-100.internal:1124, not ember-2524.internal:3548. Thanks"
+    )
+    flat = " ".join(text.split())
+    out = shorten_line(flat, values(flat), limit)
+    assert len(out) < len(flat) if len(flat) - limit >= 40 else out == flat
+    values = ("10.7.31.48:1322", "10.87.46.169:1693", "amber-100.internal:1124", "ember-2524.internal:3548")
+    for word in (w.strip(".,;") for w in re.sub(r"\[\.\.\. \d+ chars elided \.\.\.\]", "", out).split()):
+        for value in values:  # a word is a whole value or no piece of one
+            assert word == value or len(word) < 3 or (word not in value and value not in word), (word, out)
+    for old in ("10.87.46.169:1693", "ember-2524.internal:3548"):
+        assert out.count(old) == out.count(f"not {old}"), out

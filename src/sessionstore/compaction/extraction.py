@@ -35,7 +35,7 @@ from pydantic_ai.messages import (
 from sessionstore.compaction.items import Extraction, Item
 from sessionstore.compaction.languages import is_rule
 from sessionstore.compaction.sentences import split_sentences
-from sessionstore.compaction.text import as_text, shorten_chars, shorten_keeping, user_text
+from sessionstore.compaction.text import as_text, shorten_keeping, shorten_line, user_text
 from sessionstore.compaction.values import (
     PATH,
     is_path,
@@ -151,7 +151,8 @@ def is_pasted(text: str) -> bool:
 
 
 def _line(text: str, limit: int = _MAX_SENTENCE) -> str:
-    return shorten_chars(" ".join(text.split()), limit, inline=True)
+    flat = " ".join(text.split())
+    return shorten_line(flat, values(flat), limit)
 
 
 def _unbullet(text: str) -> str:

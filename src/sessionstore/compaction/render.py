@@ -21,7 +21,7 @@ from sessionstore.accounting.tokens import count_text
 from sessionstore.compaction.extraction import dedupe
 from sessionstore.compaction.items import Extraction, Item
 from sessionstore.compaction.skeleton import HEADINGS, section_body
-from sessionstore.compaction.text import shorten_keeping
+from sessionstore.compaction.text import shorten_keeping, shorten_line
 from sessionstore.compaction.values import values
 
 __all__ = ["EXTRACTIVE_MARKER", "KEPT", "SUPERSEDED", "parse_summary", "render"]
@@ -109,34 +109,9 @@ def parse_summary(summary: str) -> Extraction:
 
 
 def _shown(text: str, limit: int) -> str:
-    """A verbatim text (a request, a pasted block) on one line within about `limit` characters: its
-    head and tail with the middle elided, cut only between words and never inside one of its values
-    (a cut mid-value, "0.internal:1124" of "amber-100.internal:1124", would read as a value the user
-    never gave), and a tail that starts at a value keeps the "not" before it (the old value of "X,
-    not Y" must not read as current)."""
+    """A verbatim text (a request, a pasted block) on one line, shortened without cutting a value."""
     flat = " ".join(text.split())
-    if len(flat) <= limit or len(flat) - limit < 40:  # eliding a few chars only adds noise
-        return flat
-    spans = []
-    for value in values(flat):
-        at = flat.find(value)
-        while at >= 0:
-            spans.append((at, at + len(value)))
-            at = flat.find(value, at + 1)
-    head = flat.rfind(" ", 0, limit * 2 // 3 + 1)
-    head = head if head > 0 else limit * 2 // 3
-    for a, b in spans:
-        head = a if a < head < b else head
-    tail = flat.find(" ", len(flat) - (limit - limit * 2 // 3))
-    tail = tail + 1 if 0 <= tail < len(flat) - 1 else len(flat) - (limit - limit * 2 // 3)
-    for a, b in spans:
-        tail = a if a < tail < b else tail
-    before = flat[:tail].rstrip().rsplit(" ", 1)[-1]
-    if before.lower() == "not":
-        tail = flat.rfind(" ", 0, tail - 1) + 1
-    if tail <= head:
-        return flat
-    return f"{flat[:head].rstrip()} [... {tail - head} chars elided ...] {flat[tail:]}"
+    return shorten_line(flat, values(flat), limit)
 
 
 def _scrubber(ex: Extraction):

@@ -22,7 +22,15 @@ from pydantic_ai.messages import (
 from sessionstore.accounting.thresholds import over_threshold
 from sessionstore.accounting.tokens import count_text
 
-__all__ = ["as_text", "render_transcript", "shorten_chars", "shorten_tokens", "user_text"]
+__all__ = [
+    "as_text",
+    "render_transcript",
+    "shorten_chars",
+    "shorten_keeping",
+    "shorten_line",
+    "shorten_tokens",
+    "user_text",
+]
 
 
 def _default(value: Any) -> Any:
@@ -79,6 +87,37 @@ def shorten_chars(text: str, limit: int, *, inline: bool = False) -> str:
 
 _SLACK = 40
 """`shorten_chars(inline=True)` leaves a text this far over its limit as it is."""
+
+
+def shorten_line(text: str, found: Sequence[str], limit: int) -> str:
+    """`text` (one line) within about `limit` characters: its head and tail with the middle elided,
+    cut only between words and never inside one of its values `found` (a cut mid-value,
+    "0.internal:1124" of "amber-100.internal:1124", would read as a value nobody gave), and a tail
+    that starts at a value keeps the "not" before it (the old value of "X, not Y" must not read as
+    current). For verbatim texts (requests, pasted blocks, tool arguments), where `shorten_keeping`
+    would drop the words between values."""
+    if len(text) <= limit or len(text) - limit < _SLACK:  # eliding a few chars only adds noise
+        return text
+    spans = []
+    for value in found:
+        at = text.find(value)
+        while at >= 0:
+            spans.append((at, at + len(value)))
+            at = text.find(value, at + 1)
+    cut = limit * 2 // 3
+    head = text.rfind(" ", 0, cut + 1)
+    head = head if head > 0 else cut
+    for a, b in spans:
+        head = a if a < head < b else head
+    tail = text.find(" ", len(text) - (limit - cut))
+    tail = tail + 1 if 0 <= tail < len(text) - 1 else len(text) - (limit - cut)
+    for a, b in spans:
+        tail = a if a < tail < b else tail
+    if text[:tail].rstrip().rsplit(" ", 1)[-1].lower() == "not":
+        tail = text.rfind(" ", 0, tail - 1) + 1
+    if tail <= head:
+        return text
+    return f"{text[:head].rstrip()} [... {tail - head} chars elided ...] {text[tail:]}"
 
 
 def shorten_keeping(text: str, found: Sequence[str], limit: int) -> str:
