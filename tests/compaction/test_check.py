@@ -413,7 +413,36 @@ def test_a_path_the_user_retired_is_not_left_current_in_an_llm_summary() -> None
     ]
     done = complete(summary, ex)
     assert (
-        "- Files: `src/utils.py`, `src/legacy.py` [src/utils.py is superseded: no longer current]"
+        "- Files: `src/utils.py`, `src/legacy.py` [src/utils.py is superseded; current: src/helpers.py]"
         " [src/legacy.py is superseded: no longer current]"
     ) in done.splitlines()
     assert complete(done, ex) == done and without_notes(done).startswith(summary.rstrip())
+
+
+def test_an_llm_summary_quoting_a_request_with_a_renamed_path_is_told_the_new_one() -> None:
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from sessionstore.accounting.settings import Settings
+    from sessionstore.compaction.summarizer import summarize
+
+    history = [
+        user("Please edit src/a.py to add the retry loop."),
+        ModelResponse(parts=[TextPart("OK.")]),
+        user("a.py is now src/core/a.py."),
+    ]
+    quoted = (
+        "# Conversation summary\n\n## Goal\n- Add the retry loop\n\n## Constraints & Preferences\n- none\n\n"
+        "## Progress\n\n### Done\n- none\n\n"
+        "### In Progress\n- Please edit src/a.py to add the retry loop.\n\n"
+        "### Blocked\n- none\n\n## Key Decisions\n- none\n\n## Next Steps\n- Edit `src/a.py`\n\n"
+        "## Critical Context\n- none\n"
+    )
+
+    def model(_messages: list[ModelMessage], _info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart(quoted)])
+
+    done = summarize(history, settings=Settings(model="test"), model=FunctionModel(model))
+    note = " [src/a.py is superseded; current: src/core/a.py]"
+    assert f"- Please edit src/a.py to add the retry loop.{note}" in done.splitlines()
+    assert f"- Edit `src/a.py`{note}" in done.splitlines()
+    assert without_notes(done) == f"{quoted}- {KEPT}a.py is now src/core/a.py.\n"  # the rename, kept

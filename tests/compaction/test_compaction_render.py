@@ -10,6 +10,7 @@ summary back item for item, so a re-compaction merges every section.
 
 from __future__ import annotations
 
+import itertools
 import re
 import string
 
@@ -260,3 +261,94 @@ def test_kept_lines_and_the_lists_parse_back_and_superseded_values_are_dropped()
     assert "Always answer in English." in texts_of(back, "constraint")
     assert (back.files, back.commands) == (["src/billing.py"], ["pytest -x"])
     assert not any("$500" in i.text for i in back.items)  # superseded: not carried into the next summary
+
+
+# -- a verbatim request naming a path the user later renamed ------------------------------------------
+
+
+def _summary_of(*texts: str) -> tuple[str, Extraction]:
+    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
+
+    from sessionstore.compaction.extractive import collect
+
+    messages = []
+    for text in texts:
+        messages += [ModelRequest(parts=[UserPromptPart(text)]), ModelResponse(parts=[TextPart("OK.")])]
+    ex = collect(messages)
+    return render(ex, max_tokens=4000), ex
+
+
+VERBATIM = ("## Goal", "### In Progress", "## Next Steps")
+
+
+def verbatim_lines(summary: str) -> list[str]:
+    return [line for h in VERBATIM for line in section_body(summary, h).splitlines() if line.strip()]
+
+
+def quoting_lines(summary: str) -> list[str]:
+    """Every line quoting the user (verbatim requests and items), not the Files lists."""
+    lines = [line for line in summary.splitlines() if line.strip() and not line.startswith("#")]
+    return [line for line in lines if not line.startswith(("- Files: ", f"- {SUPERSEDED}files "))]
+
+
+def test_a_request_naming_a_renamed_path_says_where_it_is_now() -> None:
+    summary, _ = _summary_of(
+        "Please edit src/a.py to add the retry loop.",
+        "a.py is now src/core/a.py.",  # the user's shorthand for the file named before
+        "Then stop touching `src/legacy.py`, it is dead.",
+    )
+    lines = verbatim_lines(summary)
+    assert "Please edit src/a.py (now src/core/a.py) to add the retry loop." in lines  # the Goal
+    assert "- Please edit src/a.py (now src/core/a.py) to add the retry loop." in lines  # In Progress
+    assert "- a.py is now src/core/a.py." in lines  # the rename itself says so: no note
+    assert "Files: `src/core/a.py`" in summary
+    summary, _ = _summary_of("Fix the parser in src/legacy.py and tests.", "Stop touching src/legacy.py.")
+    assert "- Fix the parser in src/legacy.py (no longer current) and tests." in verbatim_lines(summary)
+
+
+_NAMES = ("alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "theta")
+_DIRS = ("src", "lib", "pkg/core", "app/models")
+_RENAMES = (
+    "I renamed {a} to {b}.",
+    "{a} was moved to {b}.",
+    "{a} is now {b}.",
+    "{a} -> {b}",
+    "Use {b} instead of {a}.",
+    "Rename {a} to {b} please.",
+)
+
+
+@st.composite
+def rename_chains(draw: st.DrawFn) -> tuple[list[str], list[str]]:
+    """(the chain of paths, oldest first, each renamed to the next; the user messages)."""
+    names = draw(st.permutations(_NAMES))[: draw(st.integers(2, 5))]
+    paths = [f"{draw(st.sampled_from(_DIRS))}/{name}.py" for name in names]
+    texts: list[str] = []
+    for old, new in itertools.pairwise(paths):
+        if draw(st.booleans()):
+            texts.append(f"Please edit {old} to add the retry loop and keep the tests green.")
+        texts.append(draw(st.sampled_from(_RENAMES)).format(a=old, b=new))
+    if draw(st.booleans()):
+        texts.append("Now run the whole test suite and report what fails.")
+    return paths, texts
+
+
+@settings(max_examples=40, deadline=None)
+@given(rename_chains())
+def test_for_any_rename_chain_a_quoted_old_path_names_the_last_one(
+    chain: tuple[list[str], list[str]],
+) -> None:
+    from sessionstore.compaction.check import stale
+    from sessionstore.compaction.values import retired_paths
+
+    paths, texts = chain
+    summary, ex = _summary_of(*texts)
+    final = paths[-1]
+    for line in quoting_lines(summary):
+        for old in paths[:-1]:
+            for at in [m.end() for m in re.finditer(re.escape(old), line)]:
+                if old in retired_paths(line):
+                    continue  # the line renames it itself
+                assert line[at:].startswith(f" (now {final})"), (old, line)
+        assert f"{final} (now" not in line and "(no longer current)" not in line, line
+    assert stale(summary, ex) == [], "the offline summary presents no old path as current"

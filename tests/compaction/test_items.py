@@ -42,3 +42,19 @@ def test_retired_files_are_the_users_retired_paths_and_superseded_values_in_ment
     assert ex.retired_files() == ["src/a.py", "config/old.toml", "src/b.py"]
     ex.add("fact", "The backup config file is config/old.toml.", "user")  # still current elsewhere
     assert ex.retired_files() == ["src/a.py", "src/b.py"]
+
+
+def test_replacement_follows_renames_and_corrections_to_the_path_current_now() -> None:
+    ex = Extraction()
+    ex.files += ["src/a.py", "src/b.py", "src/c.py", "config/old.toml", "config/new.toml", "src/gone.py"]
+    ex.retired += ["src/a.py", "src/b.py", "src/gone.py"]
+    ex.moved.update({"src/a.py": "src/b.py", "src/b.py": "src/c.py"})  # a -> b, then b -> c
+    old = ex.add("fact", "The config file is config/old.toml.", "user")
+    new = ex.add("fact", "Correction: the config file is config/new.toml.", "user")
+    old.superseded, old.replaced_by = True, new
+    assert ex.replacement("src/a.py") == "src/c.py" and ex.replacement("src/b.py") == "src/c.py"
+    assert ex.replacement("config/old.toml") == "config/new.toml"
+    assert ex.replacement("src/gone.py") is None and ex.replacement("src/c.py") is None
+    ex.retired.append("src/c.py")
+    ex.moved["src/c.py"] = "src/a.py"  # a cycle never loops
+    assert ex.replacement("src/a.py") in ("src/a.py", "src/b.py", "src/c.py")

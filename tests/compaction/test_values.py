@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sessionstore.compaction.values import is_path, retired_paths, subject, values
+from sessionstore.compaction.values import is_path, moves, retired_paths, subject, values
 
 
 @pytest.mark.parametrize(
@@ -133,3 +133,21 @@ def test_retired_paths_are_the_ones_a_sentence_is_done_with() -> None:
     }
     for sentence, want in cases.items():
         assert retired_paths(sentence) == want, sentence
+
+
+def test_moves_pair_each_renamed_or_replaced_path_with_the_path_now_in_its_place() -> None:
+    cases = {
+        "I renamed src/utils.py to src/helpers.py.": {"src/utils.py": "src/helpers.py"},
+        "src/utils.py was moved to lib/utils.py.": {"src/utils.py": "lib/utils.py"},
+        "a.py is now src/core/a.py.": {"a.py": "src/core/a.py"},
+        "src/a.py -> src/b.py": {"src/a.py": "src/b.py"},
+        "Use docs/guide.md instead of docs/old_guide.md.": {"docs/old_guide.md": "docs/guide.md"},
+        "Switch the config from a/x.toml to a/y.toml.": {"a/x.toml": "a/y.toml"},
+        # retired with nothing named in its place, or not retired at all: no pair
+        "Stop touching `src/legacy.py`, edit src/parser.py instead.": {},
+        "src/utils.py was moved to lib/.": {},
+        "Copy src/a.py to src/b.py.": {},
+        "Never touch src/vendor.py.": {},
+    }
+    for sentence, want in cases.items():
+        assert moves(sentence) == want, sentence

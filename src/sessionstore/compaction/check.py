@@ -24,6 +24,7 @@ from sessionstore.compaction.items import Extraction, Item
 from sessionstore.compaction.render import KEPT, SUPERSEDED
 from sessionstore.compaction.values import (
     is_generic,
+    is_path,
     normalize,
     retired_paths,
     stated,
@@ -50,14 +51,18 @@ def required(ex: Extraction) -> list[Item]:
 
 def _holds(flat: str, value: str) -> bool:
     """Whether normalized `flat` holds `value` whole, not inside a longer word or number: "$5000",
-    "$500,000" and "$500.50" do not state "$500", nor "130 s" "30 s", nor "host:54321" "host:5432"."""
+    "$500,000" and "$500.50" do not state "$500", nor "130 s" "30 s", nor "host:54321" "host:5432",
+    nor "src/core/a.py" the file name "a.py"."""
     v = normalize(value)
     if not v:
         return True
+    path = is_path(value)
     at = flat.find(v)
     while at >= 0:
         end = at + len(v)
-        joined_before = v[0].isalnum() and at > 0 and flat[at - 1].isalnum()
+        joined_before = (
+            v[0].isalnum() and at > 0 and (flat[at - 1].isalnum() or (path and flat[at - 1] in "/."))
+        )
         nxt = flat[end : end + 2]
         joined_after = v[-1].isalnum() and (
             nxt[:1].isalnum() or (v[-1].isdigit() and nxt[:1] in (".", ",") and nxt[1:2].isdigit())
@@ -125,8 +130,9 @@ def missing(summary: str, ex: Extraction) -> list[Item]:
 
 def _stale_values(ex: Extraction) -> list[tuple[Item | None, str, list[str]]]:
     """(superseded item, its old value, its successor's current values), for each value a superseded
-    item stated that neither its successor nor any current user item states; then (None, path, [])
-    for each other path the user retired (renamed, moved, "stop touching": `retired_files`)."""
+    item stated that neither its successor nor any current user item states; then (None, path, [the
+    path now in its place, if any: `Extraction.replacement`]) for each other path the user retired
+    (renamed, moved, "stop touching": `retired_files`)."""
     current: set[str] = set()
     kept: set[str] = set()  # paths current items state, but not those they retire ("stop touching a.py")
     for i in ex.items:
@@ -144,7 +150,8 @@ def _stale_values(ex: Extraction) -> list[tuple[Item | None, str, list[str]]]:
             (item, v, new) for v in stated(item.text, list(item.values)) if v not in new and v not in current
         ]
     listed = {v for _, v, _ in out}
-    return out + [(None, p, []) for p in ex.retired_files() if p not in listed and p not in kept]
+    gone = [p for p in ex.retired_files() if p not in listed and p not in kept]
+    return out + [(None, p, [new] if (new := ex.replacement(p)) else []) for p in gone]
 
 
 def _units(summary: str) -> list[tuple[int, int]]:

@@ -39,6 +39,7 @@ from sessionstore.compaction.text import as_text, shorten_keeping, shorten_line,
 from sessionstore.compaction.values import (
     PATH,
     is_path,
+    moves,
     retired_paths,
     stated,
     stems,
@@ -214,7 +215,7 @@ def _user(text: str, ex: Extraction) -> None:
     previous: Item | None = None
     for sentence in _sentences(text):
         found = values(sentence)
-        gone = retired_paths(sentence, found)
+        gone = _retire(ex, sentence, found)
         ex.retired = [p for p in ex.retired if p not in found] + gone  # a later mention takes it up again
         kind = _classify_user(sentence, found)
         joins = previous is not None and previous.values and _REFERS_BACK.match(sentence)
@@ -223,6 +224,22 @@ def _user(text: str, ex: Extraction) -> None:
             previous.kind = "constraint"
             continue
         previous = ex.add(kind, shorten_keeping(sentence, found, _MAX_SENTENCE), "user") if kind else None
+
+
+def _retire(ex: Extraction, sentence: str, found: list[str]) -> list[str]:
+    """The paths `sentence` retires (`values.retired_paths`), their successors recorded in `ex.moved`.
+    A bare file name stands for the one earlier path it ends ("edit src/a.py", then "a.py is now
+    src/core/a.py": src/a.py is retired too); with two such paths it is ambiguous and stands for none."""
+    gone = retired_paths(sentence, found)
+    moved = moves(sentence, found)
+    for name in [g for g in gone if "/" not in g]:
+        full = [f for f in dedupe(ex.files) if f.endswith("/" + name) and f not in found]
+        if len(full) == 1:
+            gone.append(full[0])
+            if name in moved:
+                moved[full[0]] = moved[name]
+    ex.moved.update(moved)
+    return gone
 
 
 def _assistant(text: str, ex: Extraction) -> None:

@@ -58,6 +58,8 @@ class Extraction:
     identifiers: list[str] = field(default_factory=list)
     retired: list[str] = field(default_factory=list)
     """Paths the user said are done with (`values.retired_paths`), unless taken up again later."""
+    moved: dict[str, str] = field(default_factory=dict)
+    """{old path: the path the user renamed or moved it to} (`values.moves`), the latest rename kept."""
     counter: int = 0
 
     def add(self, kind: str, text: str, source: str) -> Item:
@@ -89,6 +91,30 @@ class Extraction:
         order = {p: n for n, p in reversed(list(enumerate(self.files)))}
         out = {p for p in self.retired if p in order} | (old - current)  # mentioned in this part
         return sorted(out, key=lambda p: (order.get(p, len(order)), p))
+
+    def replacement(self, path: str) -> str | None:
+        """The path current in retired `path`'s place: its rename's target (`moved`) or its correction's
+        path (the successor of a superseded item stating it), followed while that one is retired too;
+        None when nothing replaced it ("stop touching a.py") or `path` is current."""
+        gone = set(self.retired) | set(self.retired_files())
+        seen = {path}
+        now: str | None = None
+        while path in gone:
+            nxt = self.moved.get(path) or self._corrected(path)
+            if nxt is None or nxt in seen:
+                break
+            seen.add(nxt)
+            now = path = nxt
+        return now
+
+    def _corrected(self, path: str) -> str | None:
+        for item in self.superseded():
+            successor = item.successor()
+            if successor is not None and path in stated(item.text, list(item.values)):
+                new = [v for v in stated(successor.text, list(successor.values)) if is_path(v)]
+                if len(new) == 1 and new[0] != path:
+                    return new[0]
+        return None
 
     def set_goal(self, goal: str) -> None:
         goal = " ".join(goal.split())

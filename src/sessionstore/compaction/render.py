@@ -22,7 +22,7 @@ from sessionstore.compaction.extraction import dedupe
 from sessionstore.compaction.items import Extraction, Item
 from sessionstore.compaction.skeleton import HEADINGS, section_body
 from sessionstore.compaction.text import shorten_keeping, shorten_line
-from sessionstore.compaction.values import values
+from sessionstore.compaction.values import retired_paths, values
 
 __all__ = ["EXTRACTIVE_MARKER", "KEPT", "SUPERSEDED", "parse_summary", "render"]
 
@@ -127,16 +127,53 @@ def _scrubber(ex: Extraction):
     return scrub
 
 
+_NOTED = re.compile(r"\s\((?:now [^)\s]+|no longer current)\)")
+
+
+def _mark(text: str, path: str, mark: str) -> str:
+    """`text` with `mark` after each whole occurrence of `path` (after its closing backtick or quote),
+    unless a note already follows it."""
+    whole = re.compile(rf"(?<![\w/.~@+-]){re.escape(path)}(?![\w/@+-]|\.\w)[`'\"]?")
+    out, last = [], 0
+    for m in whole.finditer(text):
+        out.append(text[last : m.end()] + ("" if _NOTED.match(text, m.end()) else mark))
+        last = m.end()
+    return "".join(out) + text[last:]
+
+
+def _noter(ex: Extraction):
+    """A function putting "(now NEW)" after each path in a verbatim text that the user later renamed,
+    moved or replaced (`Extraction.replacement`), "(no longer current)" after one retired with nothing
+    in its place ("stop touching"): the user's words stay as written, and the next agent is not sent
+    to a file that is gone. A text that retires the path itself ("I renamed a.py to b.py") and an
+    occurrence already noted are left alone."""
+    gone = {p: ex.replacement(p) for p in {*ex.retired, *ex.retired_files()}}
+
+    def note(text: str) -> str:
+        named = [p for p in values(text) if p in gone]
+        if not named:
+            return text
+        named = [p for p in named if p not in retired_paths(text)]
+        for path in sorted(named, key=len, reverse=True):
+            new = gone[path]
+            text = _mark(text, path, f" (now {new})" if new else " (no longer current)")
+        return text
+
+    return note
+
+
 def _candidates(ex: Extraction, focus: str | None) -> list[_Line]:
     lines: list[_Line] = []
     scrub = _scrubber(ex)
+    note = _noter(ex)
 
     def put(section: str, items: list[Item], priority: int, prefix: str = "", limit: int = 600) -> None:
         for i in items:
-            lines.append(_Line(section, prefix + shorten_keeping(i.text, i.values, limit), priority, i.order))
+            text = note(shorten_keeping(i.text, i.values, limit))
+            lines.append(_Line(section, prefix + text, priority, i.order))
 
     def put_texts(section: str, texts: list[str], priority: int, start: int, limit: int = 300) -> None:
-        lines.extend(_Line(section, _shown(t, limit), priority, start + n) for n, t in enumerate(texts))
+        lines.extend(_Line(section, note(_shown(t, limit)), priority, start + n) for n, t in enumerate(texts))
 
     put("## Constraints & Preferences", ex.current("constraint"), 1)
     user_facts = [i for i in ex.current("fact") if i.source != "assistant"]
@@ -194,20 +231,22 @@ def render(ex: Extraction, *, max_tokens: int, focus: str | None = None) -> str:
     Below the cost of the bare skeleton and a shortened goal nothing more can go; the result is then
     that minimum (still a valid skeleton).
     """
-    scrub = _scrubber(ex)
+    scrub, note = _scrubber(ex), _noter(ex)
     goal_text = scrub(ex.goal)
     if goal_text.strip(" .;") == "[superseded: see Critical Context]":
         goal_text = next((r for r in reversed([scrub(r) for r in ex.requests]) if "[superseded" not in r), "")
     goal_text = goal_text or "(no user request in the summarized part)"
     earlier = [
-        f"- {_EARLIER_GOAL}{_shown(scrub(g), 200)}" for g in dedupe(ex.earlier_goals)[-2:] if g != ex.goal
+        f"- {_EARLIER_GOAL}{note(_shown(scrub(g), 200))}"
+        for g in dedupe(ex.earlier_goals)[-2:]
+        if g != ex.goal
     ]
-    goal = "\n".join([_shown(goal_text, 600), *earlier])
+    goal = "\n".join([note(_shown(goal_text, 600)), *earlier])
     base = _compose(ex, goal, [])
     limit = len(goal)
     while count_text(base) > max_tokens and limit > 40:  # the limit, not len(goal), always shrinks
         limit = max(limit // 2, 40)
-        goal = _shown(goal_text, limit)
+        goal = note(_shown(goal_text, limit))
         base = _compose(ex, goal, [])
     budget = max_tokens - count_text(base)
     chosen: list[_Line] = []

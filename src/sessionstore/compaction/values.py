@@ -21,6 +21,7 @@ __all__ = [
     "is_generic",
     "is_path",
     "key_words",
+    "moves",
     "normalize",
     "retired_paths",
     "stated",
@@ -289,30 +290,49 @@ _PART_FROM = re.compile(
 """Part of a file moved out of it ("move the helper from a.py to b.py"): a.py stays."""
 
 
+def _retirements(sentence: str, found: list[str]) -> list[tuple[str, str | None]]:
+    """(path, the path now in its place or None) for each path `retired_paths` gives."""
+    paths = [v for v in found if is_path(v)]
+    if not paths:
+        return []
+    current = set(stated(sentence, found))
+    out: list[tuple[str, str | None]] = []
+    for path in paths:
+        at = sentence.find(path)
+        before, after = sentence[:at], sentence[at + len(path) :]
+        clause = _CLAUSE.split(before)[-1] + path + _CLAUSE.split(after)[0]
+        replaced = path not in current and not _PART_FROM.search(before)
+        moved = bool(_MOVE_VERB.search(before) and _MOVE_TO.match(after)) or bool(_MOVED.match(after))
+        if not (replaced or moved or _RETIRE.search(clause)):
+            continue
+        others = [p for p in paths if p != path and p in current]
+        later = [p for p in others if sentence.find(p) > at]
+        new = None  # a move names its target after the path; "use b.py instead of a.py", before it
+        if moved and later:
+            new = later[0]
+        elif replaced and len(others) == 1:
+            new = others[0]
+        out.append((path, new))
+    return out
+
+
 def retired_paths(sentence: str, found: list[str] | None = None) -> list[str]:
     """The paths `sentence` says are no longer current: named as the old value ("use b.py instead of
     a.py", "not a.py", `stated`), renamed or moved away from ("I renamed a.py to b.py", "a.py was moved
     to lib/"), or in a clause that retires them ("stop touching a.py", "don't edit a.py anymore",
     "a.py is gone"). A rule about a path ("Never touch a.py") does not retire it: the file is still
     there, and what to do with it is the rule's business."""
+    return [path for path, _ in _retirements(sentence, values(sentence) if found is None else found)]
+
+
+def moves(sentence: str, found: list[str] | None = None) -> dict[str, str]:
+    """{old path: the path now in its place} for each retired path the sentence names a successor
+    for: the target of a rename or move ("I renamed a.py to b.py", "a.py is now src/a.py", "a.py ->
+    b.py") or the one current path of a replacement ("use b.py instead of a.py", "from a.toml to
+    b.toml"). A path retired with nothing in its place ("stop touching a.py", "moved to lib/") has
+    none: a caller can say it is gone, not where it went."""
     found = values(sentence) if found is None else found
-    paths = [v for v in found if is_path(v)]
-    if not paths:
-        return []
-    current = set(stated(sentence, found))
-    out: list[str] = []
-    for path in paths:
-        at = sentence.find(path)
-        before, after = sentence[:at], sentence[at + len(path) :]
-        clause = _CLAUSE.split(before)[-1] + path + _CLAUSE.split(after)[0]
-        if (
-            (path not in current and not _PART_FROM.search(before))
-            or (_MOVE_VERB.search(before) and _MOVE_TO.match(after))
-            or _MOVED.match(after)
-            or _RETIRE.search(clause)
-        ):
-            out.append(path)
-    return out
+    return {old: new for old, new in _retirements(sentence, found) if new is not None}
 
 
 _WITHDRAW = re.compile(
