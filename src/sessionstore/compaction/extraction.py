@@ -33,7 +33,7 @@ from pydantic_ai.messages import (
 )
 
 from sessionstore.compaction.items import Extraction, Item
-from sessionstore.compaction.languages import is_rule
+from sessionstore.compaction.languages import binds, is_rule
 from sessionstore.compaction.sentences import split_sentences
 from sessionstore.compaction.text import as_text, shorten_keeping, shorten_line, user_text
 from sessionstore.compaction.values import (
@@ -170,7 +170,9 @@ def _binds(sentence: str, found: list[str]) -> bool:
     """A value bound to a name: by a verb ("is", "runs on", ...) or as `name: value` / `name = value`."""
     if not found:
         return False
-    return bool(_BIND.search(sentence)) or any(re.search(rf"[:=]\s*{re.escape(v)}", sentence) for v in found)
+    if _BIND.search(sentence) or binds(sentence):  # "is", "是", "est", "—": languages.py
+        return True
+    return any(re.search(rf"[:=]\s*{re.escape(v)}", sentence) for v in found)
 
 
 def _strong(found: list[str]) -> bool:
@@ -332,6 +334,7 @@ def resolve(ex: Extraction) -> Extraction:
     the budget cap") supersedes the earlier items on its subject (`_withdraw`). Each superseded item's
     `replaced_by` is the item that superseded it. Of two items with the same words, only the later stays.
     """
+    _inherit(ex.items)
     latest: dict[tuple[str, str], Item] = {}
     seen: dict[str, Item] = {}
     kept: list[Item] = []
@@ -355,6 +358,26 @@ def resolve(ex: Extraction) -> Extraction:
     ex.items = sorted(kept, key=lambda i: i.order)
     _withdraw(ex.items)
     return ex
+
+
+def _inherit(items: list[Item]) -> None:
+    """A correction with no subject of its own that names its old value ("不是500，是700", "500ではなく
+    700", "Не 2027-01-22, а 2027-02-05", "Actually it's $700, not $500") takes the subject of the
+    latest earlier item (not the assistant's) that states that value as current, so `resolve`
+    supersedes it as it would "The budget is $700, not $500"."""
+    bound = [i for i in sorted(items, key=lambda i: i.order) if i.kind in ("constraint", "fact")]
+    for n, item in enumerate(bound):
+        if item.subject or item.source == "assistant" or not item.values or withdrawn(item.text):
+            continue
+        now = stated(item.text, list(item.values))
+        old = set(item.values) - set(now)
+        if not now or not old:
+            continue
+        for earlier in reversed(bound[:n]):
+            mine = set(stated(earlier.text, list(earlier.values)))
+            if earlier.subject and earlier.source != "assistant" and old & mine and not set(now) & mine:
+                item.subject = earlier.subject
+                break
 
 
 def _withdraw(items: list[Item]) -> None:

@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import re
 
+from sessionstore.compaction.languages import COPULA, is_function_word, names_old
+from sessionstore.compaction.languages import binds as copula_binds
+
 __all__ = [
     "PATH",
     "is_generic",
@@ -125,7 +128,8 @@ _STOP_WORDS = (
     "could may might do does did don't has have had set changed moved from"
 )
 _STOP = frozenset(_STOP_WORDS.split())
-_WORD = re.compile(r"[a-z][a-z0-9_+#-]*")
+_WORD = re.compile(rf"[^\W\d_{_CJK}](?:[^\W{_CJK}]|[+#-])*")
+"""A word of any spaced script ("budget", "änderung", "бюджет"); CJK text has no words to split."""
 _CHANGE_WORDS = "move change raise lower bump increase decrease reduce extend push update make switch reset"
 _CHANGE = frozenset(f"{_CHANGE_WORDS} cut shift adjust double halve".split())
 """Verbs that say a value changes ("Move the deadline to ..."): never part of the value's name."""
@@ -174,7 +178,7 @@ def stems(text: str) -> set[str]:
 
 
 _BARE = re.compile(r"[\d,.]+")
-_BOUND_BEFORE = re.compile(r"(?:\b(?:is|are|was|were|now|to|at|be|of|=)|[:=])\s*[*_`]*$", re.I)
+_BOUND_BEFORE = re.compile(r"(?:\b(?:is|are|was|were|now|to|at|be|of|=)|[:=]|不是|从|從|由)\s*[*_`]*$", re.I)
 _SCALAR = re.compile(
     "|".join(
         f"(?:{p})" for p in (_MONEY, _DATE, _MONTH_DATE, _TIME, _VERSION, _QUANTITY, _NAMED_VERSION, _NUMBER)
@@ -207,7 +211,7 @@ def _names_a_value(sentence: str, value: str) -> bool:
     if not _BARE.fullmatch(value):
         return True
     at = sentence.find(value)
-    return at > 0 and bool(_BOUND_BEFORE.search(sentence[:at]))
+    return at > 0 and (bool(_BOUND_BEFORE.search(sentence[:at])) or copula_binds(sentence, sentence[:at]))
 
 
 def subject(sentence: str, found: list[str] | None = None) -> str | None:
@@ -227,15 +231,36 @@ def subject(sentence: str, found: list[str] | None = None) -> str | None:
     clause = re.split(r"[:;,(—]\s", head)[-1]
     if key_words(clause):
         head = clause  # "Ship it: the deadline 2027-03-25": the name is in the last clause
-    if not _SCALAR.fullmatch(first) and not _NAME_BIND.search(head):
+    if not _SCALAR.fullmatch(first) and not _NAME_BIND.search(head) and not copula_binds(sentence, head):
         return None  # an object, not a bound value: "Never touch src/a.py"
     binds = list(_BIND.finditer(head + " "))
     bind = binds[-1] if binds else None
     if bind is not None and key_words(head[: bind.start()]):
         head = head[: bind.start()]
-    words = [w for w in key_words(head) if w not in _CHANGE] or key_words(head)
+    named = [w for w in key_words(head) if not is_function_word(w, sentence)]  # "das", "ist": languages.py
+    words = [w for w in named if w not in _CHANGE] or named
     if not words and re.fullmatch(_NAMED_VERSION, found[0]):
         words = key_words(found[0].split()[0])  # "Only Python 3.11": the value names its subject
+    return " ".join(words[-3:]) if words else _foreign_subject(head)
+
+
+_COPULA_END = re.compile(rf"(?:{COPULA.pattern}|从|從|由|[:：=\s])+$", re.I)
+_CJK_TAIL = re.compile(rf"[{_CJK}]+$")
+_CJK_PARTICLE = re.compile(r"[的之把将將のをはがもでに]")
+_LETTERS = re.compile(r"[^\W\d_]{3,}")
+
+
+def _foreign_subject(head: str) -> str | None:
+    """The subject where no English content word precedes the value: the CJK word before its
+    copula ("预算是500", "予算は700に変更", "截止日期从..." give 预算, 予算, 截止日期; the part after a
+    particle: "我们的预算" is 预算; one character, "不是500", is none), else up to three words of another
+    script ("Бюджет 500" gives бюджет)."""
+    bare = _COPULA_END.sub("", head)
+    tail = _CJK_TAIL.search(bare)
+    if tail:
+        word = _CJK_PARTICLE.split(tail.group(0))[-1]
+        return word if len(word) >= 2 else None
+    words = [w.lower() for w in _LETTERS.findall(bare) if not w.isascii()]
     return " ".join(words[-3:]) if words else None
 
 
@@ -253,6 +278,7 @@ def stated(sentence: str, found: list[str] | None = None) -> list[str]:
             _OLD_VALUE.search(before) is not None
             or (_FROM.search(before) is not None and _TO.match(after) is not None)
             or any(value in clause for clause in gone)
+            or names_old(sentence, before, after)  # "不是500", "500ではなく", "au lieu de": languages.py
         )
         if not old:
             out.append(value)
