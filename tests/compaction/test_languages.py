@@ -14,7 +14,7 @@ import pytest
 from pydantic_ai.messages import ModelRequest, UserPromptPart
 
 from sessionstore.compaction.extraction import Extraction, extract
-from sessionstore.compaction.languages import LANGUAGES, is_rule
+from sessionstore.compaction.languages import LANGUAGES, is_rule, refers_back
 from sessionstore.compaction.sentences import split_sentences
 
 RULES = {
@@ -136,7 +136,7 @@ def test_no_sentence_of_the_real_transcripts_is_a_foreign_rule(realdata: Path) -
     """The real data is English: the table adds no rule there (measured before/after: docs/summaries.md)."""
     sentences = _real_sentences(realdata)
     assert len(sentences) > 10_000
-    assert [s for s in set(sentences) if is_rule(s)] == []
+    assert [s for s in set(sentences) if is_rule(s) or refers_back(s)] == []
 
 
 CORRECTIONS = {
@@ -218,3 +218,30 @@ def test_no_sentence_of_the_real_transcripts_names_an_old_value_in_another_langu
             if names_old(sentence, sentence[:at], sentence[at + len(value) :]):
                 hits.append((sentence, value))
     assert hits == []
+
+
+BACK = {
+    "es": ["No lo cambies.", "Nunca lo superes."],
+    "fr": ["Ne le change pas.", "Ne jamais le dépasser."],
+    "de": ["Ändere das nicht.", "Niemals überschreiten."],
+    "pt": ["Não o altere.", "Nunca ultrapasse isso."],
+    "it": ["Non cambiarlo.", "Non lo superare mai."],
+    "zh": ["不要改它。", "不能超过。"],
+    "ja": ["変更しないで。", "絶対に超えないでください。"],
+    "ru": ["Не меняй это.", "Никогда не превышай."],
+}
+
+
+@pytest.mark.parametrize("lang", sorted(BACK))
+def test_a_value_less_rule_in_another_language_joins_the_value_before_it(lang: str) -> None:
+    for rule in BACK[lang]:
+        ex = user_items(f"The budget is $700. {rule}")
+        assert [(i.kind, i.text, i.values) for i in ex.items] == [
+            ("constraint", f"The budget is $700. {rule}", ("$700",))
+        ], rule
+
+
+def test_a_foreign_sentence_that_refers_to_nothing_joins_nothing() -> None:
+    for text in ("The budget is $700. No lo sé.", "The budget is $700. Merci beaucoup.", "预算是700。谢谢。"):
+        ex = user_items(text)
+        assert all(i.text != text for i in ex.items), text

@@ -33,7 +33,7 @@ from pydantic_ai.messages import (
 )
 
 from sessionstore.compaction.items import Extraction, Item
-from sessionstore.compaction.languages import binds, is_rule
+from sessionstore.compaction.languages import binds, is_rule, refers_back
 from sessionstore.compaction.sentences import split_sentences
 from sessionstore.compaction.text import as_text, shorten_keeping, shorten_line, user_text
 from sessionstore.compaction.values import (
@@ -220,7 +220,10 @@ def _user(text: str, ex: Extraction) -> None:
         gone = _retire(ex, sentence, found)
         ex.retired = [p for p in ex.retired if p not in found] + gone  # a later mention takes it up again
         kind = _classify_user(sentence, found)
-        joins = previous is not None and previous.values and _REFERS_BACK.match(sentence)
+        back = refers_back(sentence)  # "No lo cambies", "不要改它": languages.py
+        if back:
+            kind = "constraint"
+        joins = previous is not None and previous.values and (_REFERS_BACK.match(sentence) or back)
         if kind == "constraint" and not found and joins and previous is not None:
             previous.text = f"{previous.text} {sentence}"  # the rule stays with its value
             previous.kind = "constraint"

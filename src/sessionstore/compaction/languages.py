@@ -28,6 +28,7 @@ __all__ = [
     "is_function_word",
     "is_rule",
     "names_old",
+    "refers_back",
 ]
 
 
@@ -353,3 +354,34 @@ def is_function_word(word: str, sentence: str) -> bool:
     a subject's name, so "Das Budget ist 500 €" and "Ändere das Budget von 500 € auf 700 €" both name
     "budget". English text has no cue, so its words are never dropped here."""
     return any(cue.search(sentence) and pattern.fullmatch(word) for pattern, cue in _FUNCTIONS)
+
+
+_CHANGE_BACK = {
+    "es": r"no\s+(?:(?:lo|la|los|las|le|les)\s+)\w+(?:es|as)|(?:nunca|jamás)\s+(?:lo|la|los|las|le)\s+\w+",
+    "fr": r"ne\s+(?:jamais\s+|pas\s+)?(?:le|la|les|l['’])\s*\w+(?:\s+(?:pas|jamais|plus))?",
+    "de": r"(?:ändere|ändert|überschreite|verändere|erhöhe|senke|verschiebe)\s+(?:es|das|ihn|sie|dies)\s+"
+    r"(?:nicht|nie|niemals)|(?:nicht|nie|niemals)\s+(?:ändern|überschreiten|erhöhen|senken|verschieben)",
+    "pt": r"(?:não|nunca)\s+(?:(?:o|a|os|as)\s+\w+|\w+\s+(?:isso|isto))",
+    "it": r"non\s+(?:(?:lo|la|li|le)\s+\w+|\w+(?:ar|er|ir)(?:lo|la|li|le))",
+    "zh": r"(?:不要|不能|不可以|不准|不许|不得|禁止|绝不|絕不|切勿|请勿|請勿|千万不要|别)\s*"
+    r"(?:改|更改|修改|改变|改變|变更|變更|超过|超過|超出|动|動|调整|調整|提高|降低)",
+    "ja": r"(?:変更し|変え|超え|超過し|動かさ|いじら|上げ|下げ)"
+    r"(?:ないで|てはいけない|ちゃだめ|ないこと|ません)",
+    "ru": r"не\s+(?:меняй|изменяй|трогай|превышай|повышай|понижай|двигай|переноси)\w*"
+    r"|нельзя\s+(?:менять|изменять|превышать|трогать|переносить)",
+}
+_BACK = re.compile(
+    "|".join(
+        rf"(?<![\w-])(?:{p})(?![\w-])" if LANGUAGES[code].spaced else f"(?:{p})"
+        for code, p in _CHANGE_BACK.items()
+    ),
+    re.I,
+)
+
+
+def refers_back(sentence: str) -> bool:
+    """Whether `sentence` is a rule, in one of `LANGUAGES`, about something said before it: a negated
+    change or excess with an object pronoun or none ("No lo cambies", "Ne le change pas", "Ändere das
+    nicht", "Não o altere", "Non cambiarlo", "不要改它", "変更しないで", "Не меняй это"), as "Never
+    change it" is in English: extraction.py joins it to the previous sentence's value."""
+    return _BACK.search(sentence) is not None
