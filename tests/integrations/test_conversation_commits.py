@@ -5,14 +5,12 @@ test_conversation_store*.py; here, what each plan holds for a view, checked agai
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
-from pydantic_ai.conversation import Conversation
 from pydantic_ai.conversation_store import ConversationEntry, ConversationRecord
 
-from helpers.conversations import run_turn
+from helpers.conversations import save_turns
 from helpers.messages import tagged_turn
 from sessionstore import FileConversationStore
 from sessionstore.accounting.tokens import estimate_messages
@@ -22,14 +20,7 @@ from sessionstore.plumbing import codec
 
 
 def saved(store: FileConversationStore, cid: str, turns: int) -> ConversationLog:
-    async def go() -> None:
-        conversation = Conversation(conversation_id=cid)
-        for i in range(turns):
-            result = await run_turn(conversation, f"turn {i}")
-            await store.save(result)
-            conversation = result.conversation
-
-    asyncio.run(go())
+    save_turns(store, cid, turns)
     view = ConversationLog(store.store.log(cid))
     view.refresh()
     return view
