@@ -131,3 +131,9 @@ def test_a_long_verbatim_request_is_elided_between_words_never_inside_a_value(pa
             assert word == value or len(word) < 3 or (word not in value and value not in word), (word, out)
     for old in ("10.87.46.169:1693", "ember-2524.internal:3548"):
         assert out.count(old) == out.count(f"not {old}"), out
+
+
+def test_dedupe_drops_blanks_and_repeats_keeping_the_first_in_order() -> None:
+    from sessionstore.compaction.text import dedupe
+
+    assert dedupe(["b", " a ", "", "b", "a", "  ", "c"]) == ["b", "a", "c"]

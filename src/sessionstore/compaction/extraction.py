@@ -20,7 +20,7 @@ later is current and the earlier is marked superseded, never presented as curren
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 import orjson
 from pydantic_ai.messages import (
@@ -35,7 +35,7 @@ from pydantic_ai.messages import (
 from sessionstore.compaction.items import Extraction, Item
 from sessionstore.compaction.languages import binds, is_rule, refers_back
 from sessionstore.compaction.sentences import split_sentences
-from sessionstore.compaction.text import as_text, shorten_keeping, shorten_line, user_text
+from sessionstore.compaction.text import as_text, dedupe, shorten_keeping, shorten_line, user_text
 from sessionstore.compaction.values import (
     PATH,
     is_path,
@@ -408,12 +408,3 @@ def _withdraw(items: list[Item]) -> None:
                     and other.source != "assistant"
                 ):
                     w.superseded, w.replaced_by = True, other
-
-
-def dedupe(items: Sequence[str]) -> list[str]:
-    """`items` without blanks and repeats, first occurrence kept, order kept."""
-    out: dict[str, None] = {}
-    for item in items:
-        if item.strip():
-            out.setdefault(item.strip(), None)
-    return list(out)

@@ -18,10 +18,9 @@ import re
 from dataclasses import dataclass
 
 from sessionstore.accounting.tokens import count_text
-from sessionstore.compaction.extraction import dedupe
 from sessionstore.compaction.items import Extraction, Item
 from sessionstore.compaction.skeleton import HEADINGS, section_body
-from sessionstore.compaction.text import shorten_keeping, shorten_line
+from sessionstore.compaction.text import dedupe, shorten_keeping, shorten_line
 from sessionstore.compaction.values import retired_paths, values
 
 __all__ = ["EXTRACTIVE_MARKER", "KEPT", "SUPERSEDED", "parse_summary", "render"]

@@ -24,6 +24,7 @@ from sessionstore.accounting.tokens import count_text
 
 __all__ = [
     "as_text",
+    "dedupe",
     "render_transcript",
     "shorten_chars",
     "shorten_keeping",
@@ -219,3 +220,12 @@ def _label(part: Any, request: bool) -> tuple[str | None, str]:
         payload = getattr(part, "args", None) if "call" in kind else getattr(part, "content", None)
         return f"{kind} {part.tool_name}", as_text(payload)
     return None, ""
+
+
+def dedupe(items: Sequence[str]) -> list[str]:
+    """`items` without blanks and repeats, first occurrence kept, order kept."""
+    out: dict[str, None] = {}
+    for item in items:
+        if item.strip():
+            out.setdefault(item.strip(), None)
+    return list(out)
