@@ -1,0 +1,85 @@
+"""`session list` when its heads cache must be rebuilt (after a clone or pull): per-session costs.
+
+    .venv/bin/python benchmarks/bench_list_rebuild.py [--dir DIR] [--counts 100,1000,10000] [--reps 7]
+        [--write]
+
+Stores built as bench_perf.py's session-list step builds them (one append of the first two real
+messages per session, each copy distinct by run id, syncs skipped while building), then, interleaved:
+`python -c 'import click'`, `session list` with the cache, and `session list` with the cache removed
+first. Medians of the repetitions with (min-max). --write puts the rows in RESULTS.md under their own
+heading (not bench_perf.py's section).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from bench_perf import cli_env, medians, no_sync, run_cli, spread
+from bench_store import SESSION_BIN, copy_turn, real_turns
+from common import machine_line, write_section
+
+from sessionstore.porcelain.heads import HEADS_FILE
+from sessionstore.porcelain.store import SessionStore
+
+HEADING = "## session list: the heads cache rebuilt (issue 16 item 5, helper list5)"
+
+
+def build(root: Path, n: int) -> Path:
+    """A store of `n` one-commit sessions, as bench_perf.bench_session_list makes it (kept if built)."""
+    if (root / "logs").is_dir() and len(list((root / "logs").iterdir())) == n:
+        return root
+    small = copy_turn(real_turns()[0], 0)[:2]
+    store = SessionStore.open(root)
+    with no_sync():
+        for i in range(n):
+            store.session(f"s{i:05d}").append(copy_turn(small, i), compact=False)
+    time.sleep(2.1)  # past the heads cache's racily-clean window
+    return root
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dir", default=None)
+    ap.add_argument("--counts", default="100,1000,10000")
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--write", action="store_true")
+    args = ap.parse_args()
+    counts = [int(c) for c in args.counts.split(",")]
+    rows: list[str] = []
+    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+        work = Path(args.dir) if args.dir else Path(tmp)
+        env = cli_env(work)
+        click = run_cli([sys.executable, "-c", "import click"], env)
+        for n in counts:
+            root = build(work / f"list-{n}", n)
+            listing = run_cli([str(SESSION_BIN), "--store", str(root), "list"], env, cwd=work)
+            cache = root / HEADS_FILE
+
+            def rebuilt(listing: Callable[[], None] = listing, cache: Path = cache) -> None:
+                cache.unlink(missing_ok=True)
+                listing()
+
+            res = medians({"click": click, "list": listing, "rebuild": rebuilt}, args.reps)
+            c = statistics.median(res["click"])
+            for label, key in (("", "list"), (", heads cache removed first (rebuilt)", "rebuild")):
+                m = statistics.median(res[key])
+                line = (
+                    f"| `session list` at {n:,} sessions{label} vs `python -c 'import click'` "
+                    f"({spread(res['click'])}) | {spread(res[key])}: {m / c:.2f}× "
+                    f"({(m - c) / n * 1e6:.0f} µs per session over click) |"
+                )
+                print(line, flush=True)
+                rows.append(line)
+    if args.write:
+        body = "\n".join(["| measure | result |", "|---|---|", *rows])
+        write_section(HEADING, f"{HEADING}\n\n`{' '.join(sys.argv)}`; {machine_line()}\n\n{body}\n")
+
+
+if __name__ == "__main__":
+    main()
