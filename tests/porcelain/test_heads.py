@@ -384,7 +384,12 @@ def test_a_memo_stands_while_every_log_is_unchanged(tmp_path: Path, monkeypatch:
     store.session("s2").append(tagged_turn(2, 1), compact=False)  # changing now: listed, not remembered
     changed = cache.memo(title_from_start, _cells(calls), "other tag", make)[1]
     assert changed[2][3][1] == 4 and made == [4, 4, 4]
-    assert cache.memo(title_from_start, _cells(calls), "other tag", make)[1] == changed and made == [4, 4, 4, 4]
+    assert cache.memo(title_from_start, _cells(calls), "other tag", make)[1] == changed and made == [
+        4,
+        4,
+        4,
+        4,
+    ]
     past = time.time() - 60
     os.utime(store.log("s2").path, (past, past))  # settled now: remembered again
     assert cache.memo(title_from_start, _cells(calls), "other tag", make)[1] == changed and len(made) == 5

@@ -45,7 +45,8 @@ def _derived_title(store: StoreLayout, name: str, start: bytes, whole: bool) -> 
 def _infos(store: SessionStore) -> tuple[list[SessionInfo], dict[str, str]]:
     """Every session's info, and the damaged ones with their error: one bad log hides no other."""
     try:
-        return cached_infos(store, titler=_derived_title), {}  # the fast path: the heads cache (index/sessions.json)
+        # the fast path: the heads cache (index/sessions.json)
+        return cached_infos(store, titler=_derived_title), {}
     except CorruptObjectError:
         pass
     infos: list[SessionInfo] = []

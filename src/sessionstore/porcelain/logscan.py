@@ -32,7 +32,8 @@ def log_stats(
         unknown = set(names).difference(known)
         is_file = stat.S_ISREG
         for name in names:
-            if (name not in unknown or is_valid_name(name)) and is_file((st := taken[f"{name}.jsonl"]).st_mode):
+            st = taken[f"{name}.jsonl"]
+            if (name not in unknown or is_valid_name(name)) and is_file(st.st_mode):
                 yield name, st
         return
     with _logs(logs_dir, known) as (fd, names):
