@@ -13,6 +13,7 @@ heading (not bench_perf.py's section).
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import sys
 import tempfile
@@ -43,36 +44,89 @@ def build(root: Path, n: int) -> Path:
     return root
 
 
+def cpu(fn: Callable[[], None]) -> Callable[[], None]:
+    """`fn`, recording the CPU time (user + system) its child process used in `CPU[fn]`: on a shared
+    machine the wall time moves with the load, the CPU time much less."""
+
+    def call() -> None:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        fn()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        CPU.setdefault(call, []).append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+
+    return call
+
+
+CPU: dict[Callable[[], None], list[float]] = {}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", default=None)
     ap.add_argument("--counts", default="100,1000,10000")
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--write", action="store_true")
+    ap.add_argument(
+        "--before",
+        default=None,
+        help="a src/ directory of an earlier sessionstore: its rebuild interleaved too",
+    )
     args = ap.parse_args()
     counts = [int(c) for c in args.counts.split(",")]
     rows: list[str] = []
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         work = Path(args.dir) if args.dir else Path(tmp)
         env = cli_env(work)
-        click = run_cli([sys.executable, "-c", "import click"], env)
+        click = cpu(run_cli([sys.executable, "-c", "import click"], env))
         for n in counts:
             root = build(work / f"list-{n}", n)
-            listing = run_cli([str(SESSION_BIN), "--store", str(root), "list"], env, cwd=work)
+            listing = cpu(run_cli([str(SESSION_BIN), "--store", str(root), "list"], env, cwd=work))
             cache = root / HEADS_FILE
 
-            def rebuilt(listing: Callable[[], None] = listing, cache: Path = cache) -> None:
-                cache.unlink(missing_ok=True)
-                listing()
+            rebuild = cpu(run_cli([str(SESSION_BIN), "--store", str(root), "list"], env, cwd=work))
 
-            res = medians({"click": click, "list": listing, "rebuild": rebuilt}, args.reps)
+            def rebuilt(rebuild: Callable[[], None] = rebuild, cache: Path = cache) -> None:
+                cache.unlink(missing_ok=True)
+                rebuild()
+
+            fns = {"click": click, "list": listing, "rebuild": rebuilt}
+            if args.before:
+                old_env = {**env, "PYTHONPATH": args.before}
+                old = [
+                    sys.executable,
+                    "-c",
+                    "from sessionstore.cli import main; main()",
+                    "--store",
+                    str(root),
+                    "list",
+                ]
+                before = cpu(run_cli(old, old_env, cwd=work))
+
+                def rebuilt_before(before: Callable[[], None] = before, cache: Path = cache) -> None:
+                    cache.unlink(missing_ok=True)
+                    before()
+
+                fns["before"] = rebuilt_before
+            CPU.clear()
+            res = medians(fns, args.reps)
             c = statistics.median(res["click"])
-            for label, key in (("", "list"), (", heads cache removed first (rebuilt)", "rebuild")):
+            c_cpu = statistics.median(CPU[click])
+            contenders = [
+                ("", "list", listing),
+                (", heads cache removed first (rebuilt)", "rebuild", rebuild),
+            ]
+            if args.before:
+                contenders.append(
+                    (", heads cache removed first (rebuilt), before (--before)", "before", before)
+                )
+            for label, key, fn in contenders:
                 m = statistics.median(res[key])
+                m_cpu = statistics.median(CPU[fn])
                 line = (
                     f"| `session list` at {n:,} sessions{label} vs `python -c 'import click'` "
                     f"({spread(res['click'])}) | {spread(res[key])}: {m / c:.2f}× "
-                    f"({(m - c) / n * 1e6:.0f} µs per session over click) |"
+                    f"({(m - c) / n * 1e6:.0f} µs per session over click); CPU time {m_cpu * 1e3:.0f} ms vs "
+                    f"{c_cpu * 1e3:.0f} ms = {m_cpu / c_cpu:.2f}× |"
                 )
                 print(line, flush=True)
                 rows.append(line)

@@ -36,10 +36,17 @@ if TYPE_CHECKING:
 
 def _derived_title(store: StoreLayout, name: str, start: bytes, whole: bool) -> tuple[str, int] | None:
     """`naming.title_from_start`, imported only when the heads cache lacks a title (never on an empty
-    store)."""
-    from ..porcelain.naming import title_from_start
+    store): once per listing, not once per session."""
+    derive = _LAZY.get("title")
+    if derive is None:
+        from ..porcelain.naming import title_from_start as derive
 
-    return title_from_start(store, name, start, whole)
+        _LAZY["title"] = derive
+    return derive(store, name, start, whole)
+
+
+_LAZY: dict[str, Any] = {}
+"""What the rows the cache lacks need, imported at the first such row (`_derived_title`, `cells_of`)."""
 
 
 def _infos(store: SessionStore) -> tuple[list[SessionInfo], dict[str, str]]:
@@ -142,9 +149,12 @@ def cells_of(store: SessionStore) -> tuple[Cells, str]:
     readings: dict[tuple[Any, ...], Any] = {}  # one per distinct state, as in `commit_gauges`
 
     def cells(head: Commit | None) -> list[Any]:
-        from ..porcelain.gauge import commit_gauges  # lazily: only a head the cache lacks
-        from ..porcelain.lookup import conversation_of
+        if "gauges" not in _LAZY:  # lazily: only a head the cache lacks
+            from ..porcelain.gauge import commit_gauges
+            from ..porcelain.lookup import conversation_of
 
+            _LAZY["gauges"], _LAZY["conversation"] = commit_gauges, conversation_of
+        commit_gauges, conversation_of = _LAZY["gauges"], _LAZY["conversation"]
         # what `commit_gauges` reads of a head (its window, its level, whether it is a compaction)
         state = None if head is None else (
             head.extra.get("capacity"), head.extra.get("measured", head.tokens), head.kind == "compaction"

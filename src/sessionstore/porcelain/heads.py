@@ -335,7 +335,7 @@ def _read_start(layout: StoreLayout, name: str) -> tuple[bytes, bool]:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return b"", False
-        data = os.pread(fd, _START, 0)
+        data = os.pread(fd, min(st.st_size, _START), 0)  # no 64 KiB buffer made for 300 bytes
     finally:
         os.close(fd)
     return data, len(data) == st.st_size

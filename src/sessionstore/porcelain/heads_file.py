@@ -160,8 +160,16 @@ _KEYS = frozenset(FIELDS)
 
 
 def head_fields(head: Commit) -> dict[str, Any]:
-    """What the cache keeps of `head` (every field, `session` included)."""
+    """What the cache keeps of `head` (every field, `session` included, in `FIELDS` order): its own
+    `__dict__` when that holds exactly these (a dataclass sets them in field order), else a copy:
+    read, never changed (`head_line` encodes it)."""
+    own = head.__dict__
+    if own.keys() == _KEYS and list(own) == _ORDER:
+        return own
     return {k: getattr(head, k) for k in FIELDS}
+
+
+_ORDER = list(FIELDS)
 
 
 def encode(memo: Any, tag: str | None, rows: dict[str, list[Any]], heads: list[bytes]) -> bytes:
