@@ -276,10 +276,37 @@ async def append_rounds(
     has). Each save is timed around its `await`, as a handler waits for it (one `run_until_complete`
     per save added ~0.1 ms of loop start and stop that no server pays)."""
 
-    async def saved() -> float:
+    marks: dict[str, float] = {}
+    write_record, lock = cstore.write_record, cstore.store.lock
+
+    async def timed_write_record(*args: Any, **kwargs: Any) -> None:
+        marks["enter"] = time.perf_counter()
+        await write_record(*args, **kwargs)
+        marks["resumed"] = time.perf_counter()
+
+    @contextlib.contextmanager
+    def timed_lock(name: str) -> Any:
+        marks["thread"] = time.perf_counter()
+        with lock(name):
+            yield
+        marks["written"] = time.perf_counter()
+
+    # The split of a save, through public names (instance attributes: pydantic-ai's save calls
+    # `self.write_record`, the worker thread `self.store.lock`): pydantic-ai's own save around
+    # `write_record`; the hop to the worker thread and back (with the record's JSON, made before the
+    # lock); the write under the session's lock.
+    cstore.write_record = timed_write_record  # type: ignore[method-assign]
+    cstore.store.lock = timed_lock  # type: ignore[method-assign]
+
+    async def saved(split: str | None = None) -> float:
         start = time.perf_counter()
         await cstore.save(conversation)
-        return time.perf_counter() - start
+        end = time.perf_counter()
+        if split:
+            res[f"{split} write"].append(marks["written"] - marks["thread"])
+            res[f"{split} hop"].append(marks["thread"] - marks["enter"] + marks["resumed"] - marks["written"])
+            res[f"{split} pydantic-ai"].append(end - start - (marks["resumed"] - marks["enter"]))
+        return end - start
 
     k = 0
     for _ in range(rounds):
@@ -301,7 +328,7 @@ async def append_rounds(
             conversation.messages.extend(copy_turn(turn, k))
             res["save cold"].append(await saved())
             conversation.messages.extend(copy_turn(turn, k + 10**6))  # the texts just counted
-            res["save warm"].append(await saved())
+            res["save warm"].append(await saved("split"))
 
 
 def bench_append(work: Path, turns: list[list[Any]], rounds: int) -> None:
@@ -331,6 +358,9 @@ def bench_append(work: Path, turns: list[list[Any]], rounds: int) -> None:
                 "append warm young",
                 "save cold",
                 "save warm",
+                "split write",
+                "split hop",
+                "split pydantic-ai",
             )
         }
         floor_objects = ObjectStore(work / f"floor-{backend}")
@@ -389,6 +419,16 @@ def bench_append(work: Path, turns: list[list[Any]], rounds: int) -> None:
                 f"[{backend}] {name} vs raw",
                 f"{spread(res[label])}: {goal(statistics.median(res[label]) / base, limit)}",
             )
+        parts = ("pydantic-ai", "hop", "write")
+        ratios = " + ".join(f"{statistics.median(res[f'split {part}']) / base:.2f}×" for part in parts)
+        row(
+            f"[{backend}] FileConversationStore.save, warm cache, split: pydantic-ai's own save around "
+            "`write_record` / the hop to the worker thread and back (the record's JSON included) / "
+            "the write under the session's lock, vs Session.append, warm cache",
+            " / ".join(spread(res[f"split {part}"]) for part in parts)
+            + f" vs {spread(res['append warm'])}: {ratios} vs "
+            f"{statistics.median(res['append warm']) / base:.2f}× raw",
+        )
     os.environ.pop(tokenizer.ENV, None)
     tokenizer.reset()
 

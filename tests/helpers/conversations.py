@@ -6,11 +6,13 @@ A prompt containing `approve` makes the model call a tool that needs approval, s
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from pydantic_ai import Agent, DeferredToolRequests
 from pydantic_ai.agent import AgentRunResult
 from pydantic_ai.conversation import Conversation
+from pydantic_ai.conversation_store import ConversationStore
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
@@ -39,3 +41,16 @@ async def run_turn(conversation: Conversation, prompt: str) -> AgentRunResult[An
         results = pending.build_results(approve_all=True)
         return await agent.run(conversation=conversation, deferred_tool_results=results)
     return await agent.run(prompt, conversation=conversation)
+
+
+def save_turns(store: ConversationStore, cid: str, turns: int) -> None:
+    """Conversation `cid` of `turns` runs of `agent`, each saved to `store` as it ends."""
+
+    async def go() -> None:
+        conversation = Conversation(conversation_id=cid)
+        for i in range(turns):
+            result = await run_turn(conversation, f"turn {i}")
+            await store.save(result)
+            conversation = result.conversation
+
+    asyncio.run(go())

@@ -5,14 +5,12 @@ what a save reads from it directly."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
-from pydantic_ai.conversation import Conversation
 
-from helpers.conversations import run_turn
+from helpers.conversations import save_turns
 from helpers.messages import tagged_turn
 from sessionstore import FileConversationStore
 from sessionstore.integrations.conversation_records import RECORD, ConversationLog
@@ -20,21 +18,10 @@ from sessionstore.integrations.conversation_store import ConversationNameTaken
 from sessionstore.porcelain.writer import write_commit
 
 
-def saved(store: FileConversationStore, cid: str, n: int) -> None:
-    async def go() -> None:
-        conversation = Conversation(conversation_id=cid)
-        for i in range(n):
-            result = await run_turn(conversation, f"turn {i}")
-            await store.save(result)
-            conversation = result.conversation
-
-    asyncio.run(go())
-
-
 @pytest.mark.parametrize("n", [1, 3])
 def test_owned_revision_is_the_records_revision_and_head_without_building_it(tmp_path: Path, n: int) -> None:
     store = FileConversationStore(tmp_path / "s")
-    saved(store, "chat", n)
+    save_turns(store, "chat", n)
     view = ConversationLog(store.store.log("chat"))
     view.refresh()
     record = view.owned_record("chat")
@@ -56,7 +43,7 @@ def test_owned_revision_refuses_a_plain_session_and_names_a_malformed_record_as_
     plain.refresh()
     with pytest.raises(ConversationNameTaken, match="plain session"):
         plain.owned_revision("plain")
-    saved(store, "chat", 1)
+    save_turns(store, "chat", 1)
     log = store.store.log("chat")
     view = ConversationLog(log)
     view.refresh()

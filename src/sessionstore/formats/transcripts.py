@@ -112,5 +112,5 @@ def _sniff(path: Path, text: str) -> str:
         if kind in _CLAUDE_CODE_TYPES:
             return "claude-code"
     raise ImportFormatError(
-        f"{path}: not a known transcript format; give --format pydantic-ai, claude-code or codex"
+        f"{path}: not a known transcript format; give --format pydantic-ai, claude-code, codex or openai-chat"
     )

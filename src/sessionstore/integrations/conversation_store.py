@@ -81,20 +81,16 @@ from pydantic_ai.conversation_store import (
 )
 
 from ..accounting.settings import Settings
-from ..accounting.tokens import estimate_messages
 from ..errors import InvalidSessionName, StaleSessionError
 from ..plumbing import codec
 from ..plumbing.commits import utc_now
 from ..plumbing.fsutil import fsync_dir
 from ..plumbing.names import check_name
 from ..porcelain.store import SessionStore
-from ..porcelain.turn_blobs import stage_turn
 from ..porcelain.writer import write_commit
+from .conversation_commits import reset_commit, turn_commit
 from .conversation_index import ConversationIndex
 from .conversation_records import (
-    AFTER,
-    COUNTS,
-    IDS,
     RECORD,
     ConversationLog,
     ConversationNameTaken,
@@ -324,24 +320,26 @@ class FileConversationStore(ConversationStore):
                 for i, entry in enumerate(new_entries)
             )
             try:
-                landed = None  # a turn's blob may still be syncing: `write_commit` waits for it
-                if extends:
-                    kind, blob, fields, count, tokens, landed = self._turn(view, new_entries, previous)
+                if extends:  # its blob may still be syncing: `write_commit` waits for `landed`
+                    plan = turn_commit(self.store.objects, view, new_entries, previous)
                 else:
-                    kind, blob, fields, count, tokens = self._reset(view, record, new_entries)
+                    origin = session_name(record.forked_from) if record.forked_from else None
+                    find = self._source(cid)
+                    plan = reset_commit(self.store.objects, view, record, new_entries, find, origin)
             except (UnicodeEncodeError, codec.UnreadableMessages) as err:  # before any write: nothing stored
                 if "surrogate" in str(err):
                     raise unstorable(cid, "a message", err) from None
                 raise UnstorableText(f"conversation {cid!r} cannot be saved: {err}") from None
-            fields[RECORD] = record_json
+            plan.fields[RECORD] = record_json
 
             def note(body: dict[str, Any]) -> None:  # the index may run ahead of the log, never behind
                 self.index.note(name, time=body["time"], scope=record.scope, commit=body["id"])
 
             try:
                 commit, line = write_commit(
-                    view.log, view.head, kind=kind, blob=blob, count=count, tokens=tokens,
-                    extra=fields, time=commit_time(record.updated_at), before_append=note, landed=landed,
+                    view.log, view.head, kind=plan.kind, blob=plan.blob, count=plan.count,
+                    tokens=plan.tokens, extra=plan.fields, time=commit_time(record.updated_at),
+                    before_append=note, landed=plan.landed,
                 )  # fmt: skip
             except StaleSessionError:
                 raise ConversationConflict(cid) from None
@@ -349,61 +347,17 @@ class FileConversationStore(ConversationStore):
             view.ino = os.stat(view.log.path).st_ino
             view.written = record
 
-    def _turn(
-        self, view: ConversationLog, new: list[ConversationEntry], previous: str | None
-    ) -> tuple[str, str | None, dict[str, Any], int, int, Callable[[], object] | None]:
-        """A `turn` commit appending `new` after the current head (and what its blob's landing is)."""
-        count, tokens = (view.head.count, view.head.tokens) if view.head else (0, 0)
-        if not new:
-            return "turn", None, {"sizes": []}, count, tokens, None
-        staged = stage_turn(self.store.objects, [entry.message for entry in new])
-        fields = {"sizes": staged.sizes, IDS: [entry.id for entry in new], AFTER: previous}
-        return "turn", staged.blob, fields, count + len(new), tokens + sum(staged.sizes), staged.landed
+    def _source(self, cid: str) -> Callable[[str], ConversationLog]:
+        """`_find` for the history of conversation `cid`'s reset point: a source a delete released
+        meanwhile makes the save a conflict."""
 
-    def _reset(
-        self, view: ConversationLog, record: ConversationRecord, new: list[ConversationEntry]
-    ) -> tuple[str, str | None, dict[str, Any], int, int]:
-        """A reset point (`checkout`, or `fork` for a first commit) whose blobs make the new history."""
-        by_id = {entry.id: entry for entry in new}
-        added: list[ConversationEntry] = []
-        entry_id = record.head_id
-        while entry_id in by_id:
-            added.append(by_id[entry_id])
-            entry_id = by_id[entry_id].parent_id
-        added.reverse()
-        source = view
-        if entry_id is not None and entry_id not in view.entries:
+        def find(entry_id: str) -> ConversationLog:
             try:
-                source = self._find(entry_id)
+                return self._find(entry_id)
             except KeyError:
-                raise ConversationConflict(record.conversation_id) from None  # released by a delete
-        kept = source.chain(entry_id)
-        blobs, counts = [], []
-        for blob, start, stop in segments(kept):
-            if start or stop != source.blob_lines[blob]:
-                lines = self.store.objects.read(blob).split(b"\n")[start:stop]
-                blob = self.store.objects.write(b"".join(line + b"\n" for line in lines))
-            blobs.append(blob)
-            counts.append(stop - start)
-        sizes = [loc.size for _, loc in kept]
-        new_blob = None
-        if added:
-            messages = [entry.message for entry in added]
-            sizes += estimate_messages(messages)
-            new_blob = self.store.objects.write(codec.encode(messages))
-            blobs.append(new_blob)
-            counts.append(len(added))
-        fields: dict[str, Any] = {
-            "blobs": blobs, "sizes": sizes, COUNTS: counts,
-            IDS: [eid for eid, _ in kept] + [entry.id for entry in added],
-        }  # fmt: skip
-        if view.head is not None:
-            kind, target = "checkout", view.head.id
-        else:
-            kind, target = "fork", source.head.id if source.head and source is not view else None
-            fields["from"] = session_name(record.forked_from) if record.forked_from else source.name
-        fields["target"] = target
-        return kind, new_blob, fields, len(sizes), sum(sizes)
+                raise ConversationConflict(cid) from None
+
+        return find
 
     def _sync_delete_record(self, conversation_id: str, expected_revision: str) -> None:
         name = session_name(conversation_id)
