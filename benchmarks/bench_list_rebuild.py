@@ -13,7 +13,9 @@ heading (not bench_perf.py's section).
 from __future__ import annotations
 
 import argparse
+import os
 import resource
+import shutil
 import statistics
 import sys
 import tempfile
@@ -92,17 +94,16 @@ def main() -> None:
             fns = {"click": click, "list": listing, "rebuild": rebuilt}
             if args.before:
                 old_env = {**env, "PYTHONPATH": args.before}
-                old = [
-                    sys.executable,
-                    "-c",
-                    "from sessionstore.cli import main; main()",
-                    "--store",
-                    str(root),
-                    "list",
-                ]
+                twin = work / f"list-{n}-before"  # its own heads cache (another format): the same logs
+                if not twin.is_dir():
+                    shutil.copytree(root, twin, copy_function=os.link, ignore=shutil.ignore_patterns("index"))
+                program = "from sessionstore.cli import main; main()"
+                old = [sys.executable, "-c", program, "--store", str(twin), "list"]
                 before = cpu(run_cli(old, old_env, cwd=work))
 
-                def rebuilt_before(before: Callable[[], None] = before, cache: Path = cache) -> None:
+                def rebuilt_before(
+                    before: Callable[[], None] = before, cache: Path = twin / HEADS_FILE
+                ) -> None:
                     cache.unlink(missing_ok=True)
                     before()
 
