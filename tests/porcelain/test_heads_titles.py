@@ -121,8 +121,8 @@ def test_one_read_of_a_short_log_gives_the_head_log_head_gives(tmp_path: Path, m
     store = SessionStore.open(tmp_path / "store", warm=False)
     store.session("short").append(_turn("one"), compact=False)
     long = store.session("long")
-    for i in range(300):
-        long.append(_turn(f"step {i} " + "x" * 200), compact=False)
+    for i in range(50):  # a commit line lists each message's size: 50 long lines, not 300 short ones
+        long.append([ModelRequest(parts=[UserPromptPart(f"{i}:{j}")]) for j in range(400)], compact=False)
     assert store.log("long").path.stat().st_size > 1 << 16
     with open(store.log("short").path, "ab") as f:
         f.write(b'{"torn')  # a crash mid-append: ignored by readers

@@ -348,10 +348,11 @@ def _title(
     row's own when the bytes it was derived from are still the log's first (a log that only grew,
     a compaction), else `derive`'s; with its key ([bytes used, their sha256]; None: not kept past a
     change of the log)."""
-    with suppress(*ENTRY_ERRORS):
-        used, digest = row[8]
-        if row[6] is not None and 0 < used <= len(start) and _digest(start, used) == digest:
-            return row[6], row[8]
+    if row is not None:  # no row (a new session, a rebuild): nothing to keep, no exception raised
+        with suppress(*ENTRY_ERRORS):
+            used, digest = row[8]
+            if row[6] is not None and 0 < used <= len(start) and _digest(start, used) == digest:
+                return row[6], row[8]
     found = derive(layout, name, start, whole)
     if found is None:
         return None, None
