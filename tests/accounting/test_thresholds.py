@@ -129,9 +129,19 @@ def test_window_is_min_of_sources(capacity: int | None, configured: int, replay:
     assert resolve_window(_model_with_capacity(capacity), settings, replay=replay) == expected
 
 
-@pytest.mark.parametrize("model", [None, "extractive", "test", "no-provider-prefix", "nosuchprovider:x"])
-def test_unknown_models_use_configured_window(model: str | None) -> None:
-    assert resolve_window(model, Settings(context_window_tokens=12_345)) == 12_345
+@pytest.mark.parametrize("model", [None, "extractive", "test"])
+def test_offline_models_use_the_configured_window_silently(model: str | None) -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert resolve_window(model, Settings(context_window_tokens=12_345)) == 12_345
+
+
+@pytest.mark.parametrize("model", ["no-provider-prefix", "nosuchprovider:x"])
+def test_unknown_models_use_the_configured_window_and_say_how_to_set_it(model: str) -> None:
+    with pytest.warns(UserWarning, match=f"unknown model '{model}'.*set context_window_tokens"):
+        assert resolve_window(model, Settings(context_window_tokens=12_345)) == 12_345
 
 
 def test_model_id_capacity_from_pydantic_ai() -> None:

@@ -46,10 +46,10 @@ def _turn(i: int, prompt: str, output: str, tool: str = "read_file") -> list:
                 ToolCallPart(tool, {"path": f"src/{i}.py"}, f"c{i}"),
             ],
             usage=usage,
-            model_name="m",
+            model_name="test",
         ),
         ModelRequest(parts=[ToolReturnPart(tool, output, f"c{i}")]),
-        ModelResponse(parts=[TextPart(f"answer {i}")], usage=usage, model_name="m"),
+        ModelResponse(parts=[TextPart(f"answer {i}")], usage=usage, model_name="test"),
     ]
 
 
