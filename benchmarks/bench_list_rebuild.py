@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench_perf import cli_env, medians, no_sync, run_cli, spread
+from bench_perf import cli_env, load_line, medians, no_sync, run_cli, spread
 from bench_store import SESSION_BIN, copy_turn, real_turns
 from common import machine_line, write_section
 
@@ -72,6 +72,9 @@ def main() -> None:
         "--before",
         default=None,
         help="a src/ directory of an earlier sessionstore: its rebuild interleaved too",
+    )
+    ap.add_argument(
+        "--before-label", default="", help="what --before is (e.g. the commit it was archived from)"
     )
     args = ap.parse_args()
     counts = [int(c) for c in args.counts.split(",")]
@@ -133,7 +136,18 @@ def main() -> None:
                 rows.append(line)
     if args.write:
         body = "\n".join(["| measure | result |", "|---|---|", *rows])
-        write_section(HEADING, f"{HEADING}\n\n`{' '.join(sys.argv)}`; {machine_line()}\n\n{body}\n")
+        notes = (
+            "Medians of the repetitions with (min-max), contenders interleaved; CPU time is the child's "
+            "user + system time (the wall time moves with the shared machine's load, the CPU time much "
+            "less). Each session is one turn whose first commit holds no real request (Claude Code's "
+            "`/clear` wrapper), so its title depends on lines still to come and is derived on every "
+            "rebuild. `before (--before)`: " + (args.before_label or args.before or "") + ", listing a "
+            "hard-linked twin of the same store. Where the time goes: docs/architecture.md, the heads cache."
+        )
+        write_section(
+            HEADING,
+            f"{HEADING}\n\n`{' '.join(sys.argv)}`; {machine_line()}; {load_line()}\n\n{body}\n\n{notes}\n",
+        )
 
 
 if __name__ == "__main__":
