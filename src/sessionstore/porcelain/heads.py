@@ -376,6 +376,8 @@ _info = tuple.__new__
 def _same_log(row: Any, st: os.stat_result) -> bool:
     """Whether `row` was cached for the log in the state `st` describes: the same size, mtime, ctime
     and inode (a rename or `os.utime` moves the ctime, a replacement the inode); False for no row."""
+    if row is None:  # a new session, or a rebuild: no exception raised per session
+        return False
     try:
         return (
             row[0] == st.st_size
