@@ -58,8 +58,10 @@ def infos(
 
 class HeadsCache:
     """`index/sessions.json`: each session's row (its log's (size, mtime_ns, ctime_ns, inode), its
-    refs directory's (mtime_ns, inode) and checkpoint count, derived title and the caller's cells)
-    and its head commit, like git's index. Derived data, never trusted blindly:
+    refs directory's (mtime_ns, inode) and checkpoint count, derived title, the caller's cells and the
+    title's key: how many of the log's first bytes it came from and their sha256, so it outlives a
+    change that leaves them) and its head commit, like git's index. Derived data, never trusted
+    blindly:
 
     - an entry is used only while the log's key is unchanged and was not changing when it was read
       (mtime at least `_RACY_NS` before the read, git's "racily clean" rule); every other log is read;
