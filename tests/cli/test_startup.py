@@ -57,8 +57,9 @@ ROWS = {
 """Added once there are rows to print from the heads cache: its cells are the rendered columns."""
 CELLS = {"sessionstore.accounting.thresholds", "sessionstore.porcelain.gauge"}  # the context column
 """Added to make the cells of a head the cache lacks (and for `--json`, which reads every head)."""
-DERIVING = {"sessionstore.porcelain.search"}
-"""Added only when a title must be derived from a first blob (a session the cache has not seen)."""
+DERIVING: set[str] = set()
+"""Added only when a title must be derived from a first blob (a session the cache has not seen):
+nothing now (`naming` reads a prompt's text itself; `search` only for a content that is no string)."""
 
 HEAVY = {
     "pydantic", "pydantic_core", "pydantic_ai", "tiktoken", "tiktoken_ext", "bpe_openai", "tomllib",

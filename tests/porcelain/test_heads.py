@@ -23,7 +23,7 @@ from sessionstore.plumbing.commits import Commit
 from sessionstore.plumbing.logs import Log
 from sessionstore.porcelain.heads import HEADS_FILE, HeadsCache
 from sessionstore.porcelain.layout import SessionInfo
-from sessionstore.porcelain.naming import derived_title
+from sessionstore.porcelain.naming import derived_title, title_from_start
 from sessionstore.porcelain.store import SessionStore
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -156,7 +156,7 @@ def _write(store: SessionStore, document: dict[str, Any], heads: list[bytes]) ->
     module wrote it)."""
     parts = [b"null", orjson.dumps(document), b"\n".join(heads)]
     digests = " ".join(hashlib.sha256(part).hexdigest() for part in parts).encode()
-    header = b"sessionstore-heads 4 " + _FIELD_NAMES + b" " + digests
+    header = b"sessionstore-heads 5 " + _FIELD_NAMES + b" " + digests
     (store.root / HEADS_FILE).write_bytes(b"\n".join([header, *parts]))
 
 
@@ -223,15 +223,15 @@ def test_the_cache_payload_is_what_its_header_says(tmp_path: Path) -> None:
     data = (store.root / HEADS_FILE).read_bytes()
     header, memo_line, rows_line, heads_part = data.split(b"\n", 3)
     digests = " ".join(hashlib.sha256(part).hexdigest() for part in (memo_line, rows_line, heads_part))
-    assert header == b"sessionstore-heads 4 " + _FIELD_NAMES + b" " + digests.encode()
+    assert header == b"sessionstore-heads 5 " + _FIELD_NAMES + b" " + digests.encode()
     document = orjson.loads(rows_line)
     assert memo_line == b"null" and document["tag"] is None and list(document["rows"]) == ["s0", "s1"]
     for (name, row), line in zip(document["rows"].items(), heads_part.split(b"\n"), strict=True):
         st = store.log(name).path.stat()
         key = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
-        assert row == [*key, None, None, derived_title(store, name), None]  # no refs, no cells made yet
+        assert row == [*key, None, None, derived_title(store, name), None, None]  # no refs, cells, title key
         assert Commit(**orjson.loads(line)) == store.log(name).head()
-    memo = HeadsCache(store).memo(derived_title, _cells([]), "t", lambda rows: [r[0] for r in rows])
+    memo = HeadsCache(store).memo(title_from_start, _cells([]), "t", lambda rows: [r[0] for r in rows])
     assert memo == (["s0", "s1"], ["s0", "s1"])
     tag, stamp, names, value = orjson.loads((store.root / HEADS_FILE).read_bytes().split(b"\n")[1])
     assert (tag, names, value) == ("t", ["s0", "s1"], ["s0", "s1"]) and len(stamp) == 64
@@ -245,7 +245,7 @@ def test_a_cache_written_for_other_commit_fields_is_not_read(tmp_path: Path) -> 
     fields = ",".join(f.name for f in dataclasses.fields(Commit) if f.name != "usage").encode()
     header, rest = path.read_bytes().split(b"\n", 1)
     digests = header.split(b" ", 3)[3]  # still valid: only the named fields differ
-    path.write_bytes(b"sessionstore-heads 4 " + fields + b" " + digests + b"\n" + rest)
+    path.write_bytes(b"sessionstore-heads 5 " + fields + b" " + digests + b"\n" + rest)
     assert HeadsCache(store).load() == {}
     assert store.infos(derived_title) == good == _truth(store)
 
@@ -301,32 +301,32 @@ def test_listing_cells_are_made_once_per_head_and_tag(
     cache, calls = HeadsCache(store), []
     cells = _cells(calls)
     truth = [(i.name, i.checkpoints, i.title, [i.head.id, i.head.count]) for i in _truth(store)]
-    assert cache.listing(derived_title, cells, "t1") == truth and calls == ["s0", "s1", "s2", "s3"]
+    assert cache.listing(title_from_start, cells, "t1") == truth and calls == ["s0", "s1", "s2", "s3"]
     with monkeypatch.context() as patch:
         patch.setattr(Log, "head", lambda self: pytest.fail(f"read {self.session}"))
-        assert cache.listing(derived_title, cells, "t1") == truth and len(calls) == 4  # all cached
-        assert cache.listing(derived_title, cells, "t2") == truth and len(calls) == 8  # another tag:
+        assert cache.listing(title_from_start, cells, "t1") == truth and len(calls) == 4  # all cached
+        assert cache.listing(title_from_start, cells, "t2") == truth and len(calls) == 8  # another tag:
         # made again from the cached heads, no log read
     store.session("s1").append(tagged_turn(1, 1), compact=False)
     past = time.time() - 60  # only s1 settled again (dating all would move every ctime)
     os.utime(store.log("s1").path, (past, past))
-    listed = cache.listing(derived_title, cells, "t2")
+    listed = cache.listing(title_from_start, cells, "t2")
     assert calls[8:] == ["s1"] and listed[1][3] == [store.log("s1").head().id, 4]
     assert store.infos(derived_title) == _truth(store)  # infos keeps the cells it does not make
-    assert cache.listing(derived_title, cells, "t2") == listed and len(calls) == 9
+    assert cache.listing(title_from_start, cells, "t2") == listed and len(calls) == 9
 
 
 def test_a_damaged_heads_part_changes_no_listing_and_is_rewritten(tmp_path: Path) -> None:
     store = _store(tmp_path)
     cache, calls = HeadsCache(store), []
-    listed = cache.listing(derived_title, _cells(calls), "t")
+    listed = cache.listing(title_from_start, _cells(calls), "t")
     good = store.infos(derived_title)
     path = store.root / HEADS_FILE
     data = bytearray(path.read_bytes())
     data[-10] ^= 0x01  # in the last head line
     path.write_bytes(data)
     assert cache.load() == {}  # damaged in a part: not used as a whole
-    assert cache.listing(derived_title, _cells(calls), "t") == listed and len(calls) == 4  # rows intact
+    assert cache.listing(title_from_start, _cells(calls), "t") == listed and len(calls) == 4  # rows intact
     assert any("index/sessions.json is damaged" in p for p in store.fsck().problems)
     assert store.infos(derived_title) == good == _truth(store)  # from the logs, then rewritten
     assert store.fsck().ok and cache.load().keys() == {i.name for i in good}
@@ -348,17 +348,17 @@ def test_a_flipped_byte_anywhere_in_the_cache_changes_no_listing(
         with store.lock("s1"):
             session.commit_checkpoint(list(session.history), tier=2)
         _age(store)
-        HeadsCache(store).listing(derived_title, _cells([]), "t")
+        HeadsCache(store).listing(title_from_start, _cells([]), "t")
         store.infos(derived_title)
     store = SessionStore.open(root / "store", warm=False)
     path = store.root / HEADS_FILE
     good = path.read_bytes()
-    expected = (HeadsCache(store).listing(derived_title, _cells([]), "t"), store.infos(derived_title))
+    expected = (HeadsCache(store).listing(title_from_start, _cells([]), "t"), store.infos(derived_title))
     data = bytearray(good)
     data[int(at * len(data))] ^= mask
     try:
         path.write_bytes(data)
-        assert HeadsCache(store).listing(derived_title, _cells([]), "t") == expected[0]
+        assert HeadsCache(store).listing(title_from_start, _cells([]), "t") == expected[0]
         path.write_bytes(data)
         assert store.infos(derived_title) == expected[1]
     finally:
@@ -373,27 +373,32 @@ def test_a_memo_stands_while_every_log_is_unchanged(tmp_path: Path, monkeypatch:
         made.append(len(rows))
         return [[r[0], r[1], r[2], r[3]] for r in rows]
 
-    names, first = cache.memo(derived_title, _cells(calls), "t", make)
+    names, first = cache.memo(title_from_start, _cells(calls), "t", make)
     assert names == ["s0", "s1", "s2", "s3"]
-    assert first == [[r[0], r[1], r[2], r[3]] for r in cache.listing(derived_title, _cells([]), "t")]
+    assert first == [[r[0], r[1], r[2], r[3]] for r in cache.listing(title_from_start, _cells([]), "t")]
     with monkeypatch.context() as patch:  # no row parsed, no head read, nothing made
         patch.setattr(Log, "head", lambda self: pytest.fail(f"read {self.session}"))
         patch.setattr(orjson, "loads", _refusing_rows(orjson.loads))
-        assert cache.memo(derived_title, _cells(calls), "t", make)[1] == first and made == [4]
-    assert cache.memo(derived_title, _cells(calls), "other tag", make)[1] == first and made == [4, 4]
+        assert cache.memo(title_from_start, _cells(calls), "t", make)[1] == first and made == [4]
+    assert cache.memo(title_from_start, _cells(calls), "other tag", make)[1] == first and made == [4, 4]
     store.session("s2").append(tagged_turn(2, 1), compact=False)  # changing now: listed, not remembered
-    changed = cache.memo(derived_title, _cells(calls), "other tag", make)[1]
+    changed = cache.memo(title_from_start, _cells(calls), "other tag", make)[1]
     assert changed[2][3][1] == 4 and made == [4, 4, 4]
-    assert cache.memo(derived_title, _cells(calls), "other tag", make)[1] == changed and made == [4, 4, 4, 4]
+    assert cache.memo(title_from_start, _cells(calls), "other tag", make)[1] == changed and made == [
+        4,
+        4,
+        4,
+        4,
+    ]
     past = time.time() - 60
     os.utime(store.log("s2").path, (past, past))  # settled now: remembered again
-    assert cache.memo(derived_title, _cells(calls), "other tag", make)[1] == changed and len(made) == 5
-    assert cache.memo(derived_title, _cells(calls), "other tag", make)[1] == changed and len(made) == 5
+    assert cache.memo(title_from_start, _cells(calls), "other tag", make)[1] == changed and len(made) == 5
+    assert cache.memo(title_from_start, _cells(calls), "other tag", make)[1] == changed and len(made) == 5
     with store.lock("s3"):  # a checkpoint ref moves its refs directory's key
         session = store.session("s3")
         session.commit_checkpoint(list(session.history), tier=2)
     _age(store)
-    assert cache.memo(derived_title, _cells(calls), "other tag", make)[1][3][1] == 1 and len(made) == 6
+    assert cache.memo(title_from_start, _cells(calls), "other tag", make)[1][3][1] == 1 and len(made) == 6
 
 
 def _refusing_rows(loads: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -411,7 +416,7 @@ def test_fsck_names_a_flip_in_every_part(tmp_path: Path, part: int) -> None:
     """The header, the memo, the rows or a head line: damage anywhere is named (its part's checksum,
     whichever part a listing would have read first)."""
     store = _store(tmp_path)
-    HeadsCache(store).memo(derived_title, _cells([]), "t", lambda rows: len(rows))
+    HeadsCache(store).memo(title_from_start, _cells([]), "t", lambda rows: len(rows))
     path = store.root / HEADS_FILE
     data = bytearray(path.read_bytes())
     starts = [0, *(i + 1 for i, byte in enumerate(data) if byte == ord("\n"))]

@@ -28,6 +28,12 @@ def test_logs_are_listed_as_sessions_lists_them(tmp_path: Path) -> None:
     assert all(st.st_ino == (store.logs_dir / f"{name}.jsonl").stat().st_ino for name, st in listed)
     assert "x (1)" in [name for name, _ in log_stats(store.logs_dir, known={"x (1)"})]  # known: not checked
     assert list(log_stats(tmp_path / "nowhere")) == []
+    kept: dict[str, os.stat_result] = {}
+    stamp(store.logs_dir, store.refs.dir, kept)  # the stats a rebuild's walk takes instead of its own
+    assert list(log_stats(store.logs_dir, taken=kept)) == listed
+    assert [n for n, _ in log_stats(store.logs_dir, {"x (1)"}, kept)] == [
+        n for n, _ in log_stats(store.logs_dir, {"x (1)"})
+    ]
 
 
 def test_refs_keys_and_counts(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ import click
 
 from ..errors import CorruptObjectError
 from ..porcelain.heads import Cells, HeadsCache, Row, paused_gc
+from ..porcelain.heads import infos as cached_infos
 from ..porcelain.store import SessionInfo, SessionStore
 from .output import (
     MINUTE_US,
@@ -33,17 +34,26 @@ if TYPE_CHECKING:
     from ..porcelain.layout import StoreLayout
 
 
-def _derived_title(store: StoreLayout, name: str) -> str:
-    """`naming.derived_title`, imported only when the heads cache lacks a title (never on an empty store)."""
-    from ..porcelain.naming import derived_title
+def _derived_title(store: StoreLayout, name: str, start: bytes, whole: bool) -> tuple[str, int] | None:
+    """`naming.title_from_start`, imported only when the heads cache lacks a title (never on an empty
+    store): once per listing, not once per session."""
+    derive = _LAZY.get("title")
+    if derive is None:
+        from ..porcelain.naming import title_from_start as derive
 
-    return derived_title(store, name)
+        _LAZY["title"] = derive
+    return derive(store, name, start, whole)
+
+
+_LAZY: dict[str, Any] = {}
+"""What the rows the cache lacks need, imported at the first such row (`_derived_title`, `cells_of`)."""
 
 
 def _infos(store: SessionStore) -> tuple[list[SessionInfo], dict[str, str]]:
     """Every session's info, and the damaged ones with their error: one bad log hides no other."""
     try:
-        return store.infos(_derived_title), {}  # the fast path: the heads cache (index/sessions.json)
+        # the fast path: the heads cache (index/sessions.json)
+        return cached_infos(store, titler=_derived_title), {}
     except CorruptObjectError:
         pass
     infos: list[SessionInfo] = []
@@ -136,11 +146,22 @@ def cells_of(store: SessionStore) -> tuple[Cells, str]:
     env = sorted((k, v) for k, v in os.environ.items() if k.startswith(ENV_PREFIX))
     tag = f"{LIST_CELLS} {settings!r} {env!r}"
 
-    def cells(head: Commit | None) -> list[Any]:
-        from ..porcelain.gauge import commit_gauges  # lazily: only a head the cache lacks
-        from ..porcelain.lookup import conversation_of
+    readings: dict[tuple[Any, ...], Any] = {}  # one per distinct state, as in `commit_gauges`
 
-        reading = commit_gauges([head], settings)[0]
+    def cells(head: Commit | None) -> list[Any]:
+        if "gauges" not in _LAZY:  # lazily: only a head the cache lacks
+            from ..porcelain.gauge import commit_gauges
+            from ..porcelain.lookup import conversation_of
+
+            _LAZY["gauges"], _LAZY["conversation"] = commit_gauges, conversation_of
+        commit_gauges, conversation_of = _LAZY["gauges"], _LAZY["conversation"]
+        # what `commit_gauges` reads of a head (its window, its level, whether it is a compaction)
+        state = None if head is None else (
+            head.extra.get("capacity"), head.extra.get("measured", head.tokens), head.kind == "compaction"
+        )  # fmt: skip
+        reading = readings.get(state)
+        if reading is None:
+            reading = readings[state] = commit_gauges([head], settings)[0]
         record = conversation_of(head)
         label = None
         if record is not None:  # the title column: a conversation's id and scope, else the title

@@ -10,20 +10,26 @@ caller's precomputed cells per session (the CLI's rendered columns) instead of t
 from __future__ import annotations
 
 import gc
+import hashlib
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
 from ..errors import SessionStoreError
-from ..plumbing.commits import Commit
+from ..plumbing.commits import Commit, parse_line
 from ..plumbing.fsutil import atomic_replace, check_store_dir, fsync_dir, read_regular
 from .heads_file import ENTRY_ERRORS, HEADS_FILE, Snapshot, cached_head, encode, head_line
 from .layout import SessionInfo, StoreLayout
 from .logscan import count_checkpoints, log_stats, ref_dirs, refs_key, stamp
 
 Derive = Callable[[StoreLayout, str], str]
+Titler = Callable[[StoreLayout, str, bytes, bool], "tuple[str, int] | None"]
+"""`naming.title_from_start`: a session's derived title from its log's first bytes (True: they are
+the whole log), with how many of those bytes it depends on (-1: also on lines still to come); None
+when it cannot be trusted now (a blob it needs is missing or damaged): shown as '', never cached."""
 Cells = Callable[[Commit | None], list[Any]]
 """A pure function of a head commit (None: an empty log) and of what its tag names, giving
 JSON values: `listing` caches its result with the head, so a listing computes it once per change."""
@@ -38,20 +44,24 @@ _MAX_CACHED_LINE = 4096
 """Longer head lines (a reset point's state) are read from the log each time, not copied here."""
 
 
-def infos(layout: StoreLayout, derive: Derive | None = None) -> list[SessionInfo]:
+def infos(
+    layout: StoreLayout, derive: Derive | None = None, *, titler: Titler | None = None
+) -> list[SessionInfo]:
     """`info` of every session, sorted by name (with `derive`'s value as `title`).
 
     What `session list` needs on a store of thousands: one listing of logs/ with a stat of each, and
     the heads cache for every log whose (size, mtime, ctime, inode) it recorded; only the others are
     read. Exactly what reading every head would give.
     """
-    return HeadsCache(layout).infos(derive)
+    return HeadsCache(layout).infos(derive, titler=titler)
 
 
 class HeadsCache:
     """`index/sessions.json`: each session's row (its log's (size, mtime_ns, ctime_ns, inode), its
-    refs directory's (mtime_ns, inode) and checkpoint count, derived title and the caller's cells)
-    and its head commit, like git's index. Derived data, never trusted blindly:
+    refs directory's (mtime_ns, inode) and checkpoint count, derived title, the caller's cells and the
+    title's key: how many of the log's first bytes it came from and their sha256, so it outlives a
+    change that leaves them) and its head commit, like git's index. Derived data, never trusted
+    blindly:
 
     - an entry is used only while the log's key is unchanged and was not changing when it was read
       (mtime at least `_RACY_NS` before the read, git's "racily clean" rule); every other log is read;
@@ -101,20 +111,24 @@ class HeadsCache:
 
     # -- listings -----------------------------------------------------------------------------------
 
-    def infos(self, derive: Derive | None, *, cached: bool = True) -> list[SessionInfo]:
-        """Every session's info (see `StoreLayout.infos`), then the cache rewritten if it changed."""
+    def infos(
+        self, derive: Derive | None, *, cached: bool = True, titler: Titler | None = None
+    ) -> list[SessionInfo]:
+        """Every session's info (see `StoreLayout.infos`), then the cache rewritten if it changed;
+        titles by `titler` if given, else by `derive`, else none."""
         with paused_gc():
-            rows, heads, _ = _walk(self, derive, None, None, cached=cached, with_heads=True)
+            titler = titler or _titler_of(derive)
+            rows, heads, _ = _walk(self, titler, None, None, cached=cached, with_heads=True)
             return [_info(SessionInfo, (r[0], h, r[1], r[2])) for r, h in zip(rows, heads, strict=True)]
 
-    def listing(self, derive: Derive | None, cells: Cells, tag: str) -> list[Row]:
+    def listing(self, derive: Titler | None, cells: Cells, tag: str) -> list[Row]:
         """Every session's (name, checkpoints, title, cells), sorted by name, where cells is
         `cells(head)` computed for this head under `tag` (from the cache when it was): no commit is
         rebuilt for a session the cache holds. The cache is rewritten if it changed."""
         with paused_gc():
             return _walk(self, derive, cells, tag, cached=True, with_heads=False)[0]
 
-    def memo(self, derive: Derive, cells: Cells, tag: str, make: Memo) -> tuple[list[str], Any]:
+    def memo(self, derive: Titler, cells: Cells, tag: str, make: Memo) -> tuple[list[str], Any]:
         """The sessions' names and `make(self.listing(derive, cells, tag))`, remembered: while every
         log and refs directory is exactly as when it was made (the same names, each with the same
         key: one stat each, no row parsed), the remembered value is returned. Made again after any
@@ -122,12 +136,15 @@ class HeadsCache:
         function of the rows and of what `tag` names alone."""
         with paused_gc():
             old = self._read()
-            known, now = old.memo, stamp(self.layout.logs_dir, self.layout.refs.dir)
+            known = old.memo
+            stats: dict[str, os.stat_result] | None = {} if known is None else None  # no memo to hit
+            now = stamp(self.layout.logs_dir, self.layout.refs.dir, stats)
             if known is not None and known[0] == tag and known[1] == now:
                 return known[2], known[3]
             rows, _, value = _walk(
-                self, derive, cells, tag, cached=True, with_heads=False, make=make, old=old, taken=now
-            )
+                self, derive, cells, tag, cached=True, with_heads=False, make=make, old=old, taken=now,
+                stats=stats,
+            )  # fmt: skip
             return [row[0] for row in rows], value
 
     # -- fsck ---------------------------------------------------------------------------------------
@@ -176,9 +193,16 @@ class HeadsCache:
         self.infos(None, cached=False)
 
 
+def _titler_of(derive: Derive | None) -> Titler | None:
+    """A `Derive` as a `Titler` whose titles depend on the whole log (kept while it is unchanged)."""
+    if derive is None:
+        return None
+    return lambda layout, name, start, whole: (derive(layout, name), -1)
+
+
 def _walk(
     cache: HeadsCache,
-    derive: Derive | None,
+    derive: Titler | None,
     cells: Cells | None,
     tag: str | None,
     *,
@@ -187,11 +211,13 @@ def _walk(
     make: Memo | None = None,
     old: Snapshot | None = None,
     taken: str | None = None,
+    stats: dict[str, os.stat_result] | None = None,
 ) -> tuple[list[Row], list[Commit | None], Any]:
     """One pass over every log (see `HeadsCache.infos`, `.listing` and `.memo`): the rows, with
     `with_heads` each session's head commit, with `make` its value of the rows, remembered under the
     stamp `taken` (`logscan.stamp`, taken before: older than what is read, never newer) when every
-    row was settled; then the cache rewritten when an entry (or the memo) changed.
+    row was settled; then the cache rewritten when an entry (or the memo) changed. `stats`: the
+    logs' stats `stamp` kept when it took `taken` (not taken again).
 
     Runs once per session, 10,000 times in a big store: a row the cache holds complete (its log's
     key unchanged, its refs' too, its title and cells there) costs one tuple, and no head line is
@@ -213,7 +239,8 @@ def _walk(
     # before anything is listed, so a change during the listing always counts as recent.
     settled = time.time_ns() - _RACY_NS
     settled_all = True
-    for name, st in log_stats(layout.logs_dir, rows):
+    untrusted = False
+    for name, st in log_stats(layout.logs_dir, rows, stats):
         refs = refs_key(layout.refs.dir, name) if name in with_refs else None
         row: Any = rows.get(name)
         hit = _same_log(row, st)
@@ -223,18 +250,26 @@ def _walk(
             new[name] = row
             continue
         head: Any = _MISS
+        start: bytes | None = None
         if not hit:
-            head = fresh[name] = layout.log(name).head()
+            head, start, whole = _read_log(layout, name)
+            fresh[name] = head
         elif with_heads:
             head = old.head(layout, name)
         if with_heads:
             heads.append(head)
+        key = None
         if derive is None:
             title = None
         elif hit and row[6] is not None:
-            title = row[6]
+            title, key = row[6], row[8]
         else:
-            title = derive(layout, name)
+            if start is None:
+                start, whole = _read_start(layout, name)
+            title, key = _title(layout, name, row, start, whole, derive)
+            if title is None:  # not to be trusted now: shown as none, kept as none
+                untrusted = True
+                settled_all = False
         if refs is None:
             checkpoints = 0
         elif hit and row[4] == refs and row[5] is not None:
@@ -247,7 +282,8 @@ def _walk(
             made = cells(old.head(layout, name) if head is _MISS else head)
         else:
             made = None
-        out.append((name, checkpoints, title, made))
+        out.append((name, checkpoints, "" if untrusted else title, made))
+        untrusted = False
         if st.st_mtime_ns > settled or (
             head is not _MISS and head is not None and head.size > _MAX_CACHED_LINE
         ):
@@ -257,11 +293,11 @@ def _walk(
             refs, settled_all = None, False  # its count is not cached yet
         counted = checkpoints if refs is not None else None
         if derive is None and hit:
-            title = row[6]  # kept as it was
+            title, key = row[6], row[8]  # kept as they were
         if hit and row[4] == refs and row[5] == counted and row[6] == title and row[7] is made:
             new[name] = row  # unchanged: no copy, and no deep comparison at the end
             continue
-        new[name] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, refs, counted, title, made]
+        new[name] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, refs, counted, title, made, key]
         changed = True
     value = memo = None
     if make is not None and taken is not None and settled_all and out:  # remembered
@@ -277,6 +313,63 @@ def _walk(
     return out, heads, value
 
 
+def _read_log(layout: StoreLayout, name: str) -> tuple[Commit | None, bytes, bool]:
+    """The head of `name`'s log, its first bytes (up to `_START` of them) and whether those are the
+    whole log: one read from the start serves both when the log is that short (a verified last
+    line); any other case, damage included, is `Log.head`'s (its errors are the listing's)."""
+    start, whole = _read_start(layout, name)
+    if whole and start.endswith(b"\n"):
+        at = start.rfind(b"\n", 0, len(start) - 1) + 1
+        head = parse_line(start[at:-1], name, at)
+        if head is not None:
+            return head, start, whole
+    return layout.log(name).head(), start, whole
+
+
+def _read_start(layout: StoreLayout, name: str) -> tuple[bytes, bool]:
+    """Up to `_START` bytes from the start of `name`'s log and whether they are all of it; (b"",
+    False) when it cannot be opened as a regular file here (`Log.head` then says why)."""
+    try:
+        fd = os.open(f"{layout.logs_dir}/{name}.jsonl", _OPEN)
+    except OSError:
+        return b"", False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return b"", False
+        data = os.pread(fd, min(st.st_size, _START), 0)  # no 64 KiB buffer made for 300 bytes
+    finally:
+        os.close(fd)
+    return data, len(data) == st.st_size
+
+
+def _title(
+    layout: StoreLayout, name: str, row: Any, start: bytes, whole: bool, derive: Titler
+) -> tuple[str | None, Any]:
+    """The derived title of a session whose cached row (if any) does not hold it for this log: the
+    row's own when the bytes it was derived from are still the log's first (a log that only grew,
+    a compaction), else `derive`'s; with its key ([bytes used, their sha256]; None: not kept past a
+    change of the log)."""
+    if row is not None:  # no row (a new session, a rebuild): nothing to keep, no exception raised
+        with suppress(*ENTRY_ERRORS):
+            used, digest = row[8]
+            if row[6] is not None and 0 < used <= len(start) and _digest(start, used) == digest:
+                return row[6], row[8]
+    found = derive(layout, name, start, whole)
+    if found is None:
+        return None, None
+    title, used = found
+    return title, [used, _digest(start, used)] if 0 < used <= len(start) else None
+
+
+def _digest(data: bytes, end: int) -> str:
+    return hashlib.sha256(memoryview(data)[:end]).hexdigest()
+
+
+_START = 1 << 16
+"""Bytes read from the start of a log whose cached row misses (the head's line, when the log is
+that short, and the first lines a derived title comes from)."""
+_OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
 _MISS: Any = object()
 _info = tuple.__new__
 """`SessionInfo(...)` without the named tuple's Python-level `__new__` (the same tuple)."""
@@ -285,6 +378,8 @@ _info = tuple.__new__
 def _same_log(row: Any, st: os.stat_result) -> bool:
     """Whether `row` was cached for the log in the state `st` describes: the same size, mtime, ctime
     and inode (a rename or `os.utime` moves the ctime, a replacement the inode); False for no row."""
+    if row is None:  # a new session, or a rebuild: no exception raised per session
+        return False
     try:
         return (
             row[0] == st.st_size

@@ -30,7 +30,7 @@ HEADS_FILE = Path("index") / "sessions.json"
 FIELDS = tuple(f.name for f in fields(Commit))
 """A cached head is its commit's fields, `session` included: the dict becomes the rebuilt commit's
 own `__dict__` (see `commit_of`), so a hit copies nothing."""
-MAGIC = b"sessionstore-heads 4 " + ",".join(FIELDS).encode() + b" "
+MAGIC = b"sessionstore-heads 5 " + ",".join(FIELDS).encode() + b" "
 """The header names the fields: a cache written for another `Commit` is not in this format (rebuilt),
 so entries, written by this module alone and checksummed, need no per-entry check of their keys."""
 ENTRY_ERRORS = (TypeError, IndexError, KeyError, AttributeError, ValueError)
@@ -160,8 +160,16 @@ _KEYS = frozenset(FIELDS)
 
 
 def head_fields(head: Commit) -> dict[str, Any]:
-    """What the cache keeps of `head` (every field, `session` included)."""
+    """What the cache keeps of `head` (every field, `session` included, in `FIELDS` order): its own
+    `__dict__` when that holds exactly these (a dataclass sets them in field order), else a copy:
+    read, never changed (`head_line` encodes it)."""
+    own = head.__dict__
+    if own.keys() == _KEYS and list(own) == _ORDER:
+        return own
     return {k: getattr(head, k) for k in FIELDS}
+
+
+_ORDER = list(FIELDS)
 
 
 def encode(memo: Any, tag: str | None, rows: dict[str, list[Any]], heads: list[bytes]) -> bytes:

@@ -20,10 +20,22 @@ from ..plumbing.fsutil import check_store_dir
 from ..plumbing.names import is_valid_name
 
 
-def log_stats(logs_dir: Path, known: Collection[str] = ()) -> Iterator[tuple[str, os.stat_result]]:
+def log_stats(
+    logs_dir: Path, known: Collection[str] = (), taken: dict[str, os.stat_result] | None = None
+) -> Iterator[tuple[str, os.stat_result]]:
     """(name, stat) of every session log, in name order: exactly what `StoreLayout.sessions` lists (a
     regular file, or a link to one that reading it then refuses). Names in `known` (a cache's, each
-    checked when it was cached) skip the name check. A log removed after the listing is left out."""
+    checked when it was cached) skip the name check. A log removed after the listing is left out.
+    `taken`: the stats `stamp` just kept, by entry, used instead of listing and stating again."""
+    if taken is not None:
+        names = sorted(entry[:-6] for entry in taken)
+        unknown = set(names).difference(known)
+        is_file = stat.S_ISREG
+        for name in names:
+            st = taken[f"{name}.jsonl"]
+            if (name not in unknown or is_valid_name(name)) and is_file(st.st_mode):
+                yield name, st
+        return
     with _logs(logs_dir, known) as (fd, names):
         is_file = stat.S_ISREG
         for name in names:
@@ -83,12 +95,13 @@ def count_checkpoints(refs_dir: Path, name: str) -> int:
         return 0
 
 
-def stamp(logs_dir: Path, refs_dir: Path) -> str:
+def stamp(logs_dir: Path, refs_dir: Path, keep: dict[str, os.stat_result] | None = None) -> str:
     """The sha256 of every entry of logs/ in the order listed, and of each `.jsonl` entry's stat
     (mode, size, mtime, ctime, inode) with its refs directory's key, hashed as it comes (ints and
     tuples of ints hash the same in every process, and a change of one field always changes the
     hash). One stat per log and nothing else per entry: an added, removed or changed entry, a stray
-    file's included, changes it; equal stamps mean every log and refs directory is as it was."""
+    file's included, changes it; equal stamps mean every log and refs directory is as it was.
+    `keep`: filled with each `.jsonl` entry's stat, for a listing about to read them (`log_stats`)."""
     check_store_dir(logs_dir)
     try:
         fd = os.open(logs_dir, os.O_RDONLY | os.O_DIRECTORY)
@@ -105,6 +118,8 @@ def stamp(logs_dir: Path, refs_dir: Path) -> str:
                 except OSError:
                     hashes.append(0)
                     continue
+                if keep is not None:
+                    keep[entry] = st
                 refs = (-1, -1)
                 if entry in with_refs:
                     with suppress(OSError):

@@ -31,8 +31,9 @@ from typing import TYPE_CHECKING
 import orjson
 
 from ..errors import SessionStoreError
-from ..plumbing.fsutil import atomic_replace, fsync_dir
+from ..plumbing.fsutil import atomic_replace, fsync_dir, read_regular
 from ..plumbing.names import check_name
+from ..plumbing.objects import hash_bytes
 from . import moving
 from .lookup import conversation_of
 
@@ -56,6 +57,8 @@ _HOUSEKEEPING = frozenset({"/clear", "/compact", "/model", "/exit", "/help", "/l
 _CODEX_REQUEST = "## My request for Codex:"
 _TITLE_COMMITS = 8
 """Commits `derived_title` looks through for the first real request."""
+_USER_PROMPT = b'"user-prompt"'
+"""On every blob line that holds a user prompt (the part's `part_kind`, as JSON writes it)."""
 
 
 _titles = moving.titles_dir
@@ -97,35 +100,103 @@ def request_text(text: str) -> str | None:
 
 def derived_title(store: SessionStore, name: str) -> str:
     """The first real user request of session `name` (in its first few commits), shortened; ''
-    when there is none. Reads log lines and blob heads with orjson only."""
-    from .search import part_texts  # lazily: a cached `session list` never derives a title
+    when there is none, or when a blob it is in is missing or damaged. Reads log lines and blobs
+    with orjson only."""
+    found = title_from_start(store, name, b"", False)
+    return found[0] if found is not None else ""
 
-    try:
-        with open(store.log(name).path, "rb") as f:
-            heads = [f.readline() for _ in range(_TITLE_COMMITS)]
-    except FileNotFoundError:
-        return ""
-    for first in heads:
+
+def title_from_start(store: SessionStore, name: str, start: bytes, whole: bool) -> tuple[str, int] | None:
+    """`derived_title` of session `name` from `start`, its log's first bytes (`whole`: the entire
+    log; else the log is read again when `start` lacks a line the title needs), with how many bytes
+    of the log it depends on: the same bytes there give the same title (-1: on lines still to come,
+    the log held no request in the commits looked through, so any change may change it).
+
+    None when a blob it needs is missing or does not verify against its id: no title is made from
+    unverified bytes (a flipped byte would misname the session), and the caller shows none and
+    keeps none (`session fsck` names the blob). Each blob is read whole and hashed; only its first
+    `_FIRST_BLOB_BYTES` are looked through, as `derived_title` always did."""
+    if not whole and start.count(b"\n") < _TITLE_COMMITS:  # a line the title may need is not in `start`
+        start = _log_start(store, name)
+    lines = start.split(b"\n")[:_TITLE_COMMITS]  # what `readline` gives, the torn tail or b"" included
+    used = 0
+    for first in lines:
+        if not first:
+            return "", -1  # the end of the log
         try:
             commit = orjson.loads(first)
-        except orjson.JSONDecodeError:
-            return ""  # the end of the log (or a torn line)
-        blobs = [commit["blob"]] if commit.get("blob") else list(commit.get("blobs") or [])
+            blobs = [commit["blob"]] if commit.get("blob") else list(commit.get("blobs") or [])
+        except (orjson.JSONDecodeError, AttributeError, TypeError):
+            return "", -1  # the end of the log (or a torn line)
+        used += len(first) + 1
         for blob in blobs[:2]:
-            try:
-                with open(store.objects.path(blob), "rb") as f:
-                    data = f.read(_FIRST_BLOB_BYTES)
-            except (OSError, SessionStoreError):
-                return ""
-            for line in data.split(b"\n"):
-                try:
-                    message = orjson.loads(line)
-                except orjson.JSONDecodeError:
-                    continue  # the cut last line of a large blob, or an empty one
-                for part in part_texts(message) if isinstance(message, dict) else ():
-                    if part.kind == "user-prompt" and (text := request_text(part.text)):
-                        return shorten_title(text)
+            request = _first_request(store, blob)
+            if request is None:
+                return None
+            if request:
+                return request, used
+    return "", used
+
+
+def _log_start(store: SessionStore, name: str) -> bytes:
+    """The log's first `_TITLE_COMMITS` lines (fewer at its end)."""
+    try:
+        with open(store.log(name).path, "rb") as f:
+            return b"".join([f.readline() for _ in range(_TITLE_COMMITS)])
+    except FileNotFoundError:
+        return b""
+
+
+def _first_request(store: SessionStore, blob: object) -> str | None:
+    """The shortened first real request in blob `blob`'s first `_FIRST_BLOB_BYTES`, '' when there is
+    none there; None when the blob is missing, unreadable or damaged (its bytes do not hash to `blob`).
+
+    Runs once per session when `session list` rebuilds its cache: only lines holding a user prompt
+    are parsed, and a part whose content is a string is taken as `search.part_texts` gives it."""
+    # 64 letters and digits: no path separator nor dot, so the path stays in objects/ (a set-based
+    # `is_object_id` costs 4 us a blob); the sha256 below is the check that it names these bytes
+    if blob.__class__ is not str or len(blob) != 64 or not (blob.isascii() and blob.isalnum()):  # type: ignore[attr-defined,arg-type]
+        return None
+    try:  # a plain path (no `Path` per blob), read as `ObjectStore.read` reads: never through a link
+        data = read_regular(f"{store.objects.dir}/{blob[:2]}/{blob[2:]}", what="object")  # type: ignore[arg-type,index]
+    except (OSError, SessionStoreError):
+        return None
+    if hash_bytes(data) != blob:
+        return None
+    if len(data) > _FIRST_BLOB_BYTES:
+        data = data[:_FIRST_BLOB_BYTES]
+    if _USER_PROMPT not in data and b"\\u" not in data:
+        return ""
+    for line in data.split(b"\n"):
+        if _USER_PROMPT not in line and b"\\u" not in line:
+            continue  # no user prompt on it: not parsed (a JSON escape might spell one: parsed)
+        try:
+            message = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue  # the cut last line of a large blob, or an empty one
+        if (text := _request_in(message)) is not None:
+            return shorten_title(text)
     return ""
+
+
+def _request_in(message: object) -> str | None:
+    """The first real request among one stored message's user-prompt parts, or None."""
+    if not isinstance(message, dict):
+        return None
+    parts = message.get("parts")
+    for part in parts if isinstance(parts, list) else ():
+        if not isinstance(part, dict) or part.get("part_kind", "") != "user-prompt":
+            continue
+        content = part.get("content")
+        if content is None:
+            continue
+        if not isinstance(content, str):  # a list of texts and media: as search renders it
+            from .search import part_texts
+
+            content = next(part_texts({"parts": [part]})).text
+        if text := request_text(content):
+            return text
+    return None
 
 
 def title(store: SessionStore, name: str) -> str:
