@@ -13,7 +13,7 @@ from helpers.messages import tagged_turn
 from sessionstore.plumbing.git import CatFile
 from sessionstore.porcelain import landing
 from sessionstore.porcelain.pulling import pull
-from sessionstore.porcelain.sharing import NEW, REJECTED, push
+from sessionstore.porcelain.sharing import FAST_FORWARD, NEW, REJECTED, push
 
 
 def test_a_pull_lands_in_groups_and_reads_each_blob_once(
@@ -79,3 +79,53 @@ def test_a_session_that_moved_while_its_group_landed_is_refused_alone(
     assert bob.fsck().ok
     for name in ("s00", "s02", "s03"):
         assert bob.log(name).path.read_bytes() == alice.log(name).path.read_bytes()
+
+
+@pytest.mark.parametrize("how", ["flipped", "truncated"])
+def test_a_pull_replaces_a_damaged_local_copy_of_a_blob_the_remote_has(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """Bob holds a blob of s00 damaged (one flipped byte, or cut short); alice forks s00 (the fork's
+    first commit names every blob of its source) and appends to it: bob's pull brings the right bytes
+    from the remote and leaves a good object, and both sessions load and fsck clean."""
+    isolate_git(monkeypatch)
+    alice, bob, _ = two_clones(tmp_path, sessions=1)
+    alice.session("s00").append(tagged_turn(0, 1))
+    push(alice)
+    pull(bob)
+    head = bob.log("s00").head()
+    assert head is not None
+    oid = head.blob
+    assert oid is not None
+    path = bob.objects.path(oid)
+    data = bytearray(path.read_bytes())
+    path.chmod(0o644)
+    if how == "flipped":
+        data[len(data) // 2] ^= 0x01
+    else:
+        del data[len(data) // 2 :]
+    path.write_bytes(bytes(data))
+    alice.fork("s00", "s00-fork")
+    alice.session("s00").append(tagged_turn(0, 2))
+    push(alice)
+    found = {o.name: o.status for o in pull(bob)}
+    assert found == {"s00": FAST_FORWARD, "s00-fork": NEW}, found
+    assert bob.objects.read(oid) == alice.objects.read(oid)
+    assert store_files(bob) == store_files(alice)
+    assert bob.fsck().ok
+
+
+def test_a_directory_where_a_pulled_blob_goes_refuses_that_session_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    isolate_git(monkeypatch)
+    alice, bob, _ = two_clones(tmp_path, sessions=2)
+    alice.session("s01").append(tagged_turn(0, 1))
+    push(alice)
+    head = alice.log("s01").head()
+    assert head is not None and head.blob is not None
+    bob.objects.path(head.blob).mkdir(parents=True)
+    found = {o.name: o for o in pull(bob)}
+    assert found["s00"].status == NEW
+    assert found["s01"].status == REJECTED and "is a directory, not a blob" in found["s01"].detail
+    assert not bob.exists("s01")

@@ -7,14 +7,16 @@ store's filesystem before any is linked into place, and the fan-out directories 
 
 from __future__ import annotations
 
-import contextlib
 import os
+import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..plumbing.fsutil import fsync_dir, write_temp
+from ..errors import SessionStoreError
+from ..plumbing.fsutil import file_kind, fsync_dir, read_regular, write_temp
+from ..plumbing.objects import hash_bytes
 
 if TYPE_CHECKING:
     from .layout import StoreLayout as SessionStore
@@ -46,9 +48,12 @@ def write_objects(store: SessionStore, blobs: dict[str, bytes], paths: dict[str,
             temps.append((tmp, final))
         if syncfs is not None:
             syncfs(store.objects.dir)
-        for tmp, final in temps:
-            with contextlib.suppress(FileExistsError):  # an equal object is there already
-                os.link(tmp, final)
+        for (tmp, final), (oid, data) in zip(temps, blobs.items(), strict=True):
+            try:
+                os.link(tmp, final)  # never overwrites: an equal object written meanwhile wins
+            except FileExistsError:
+                if _damaged(oid, final, data):
+                    os.replace(tmp, final)  # these bytes are the ones its name promises
     finally:
         for tmp, _ in temps:
             tmp.unlink(missing_ok=True)
@@ -63,6 +68,23 @@ def write_objects(store: SessionStore, blobs: dict[str, bytes], paths: dict[str,
                 pass
     if new_fan:
         fsync_dir(store.objects.dir)
+
+
+def _damaged(oid: str, final: Path, data: bytes) -> bool:
+    """Whether the regular file at `final` must be replaced by `data` (the bytes of `oid`): it is of
+    another size or hashes to another id. `SessionStoreError` when `final` is no regular file."""
+    st = os.lstat(final)
+    if not stat.S_ISREG(st.st_mode):
+        raise SessionStoreError(
+            f"object {oid[:12]} cannot be stored: {final} is {file_kind(st.st_mode)}, not a blob; "
+            "move it out of the store, then retry (no line names it)"
+        )
+    if st.st_size != len(data):
+        return True
+    try:
+        return hash_bytes(read_regular(final, what=f"object {oid[:12]}")) != oid
+    except FileNotFoundError:  # gone meanwhile (gc of an unnamed copy): name ours
+        return True
 
 
 def _write_unsynced(directory: Path, data: bytes) -> Path:

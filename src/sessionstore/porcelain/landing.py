@@ -12,14 +12,17 @@ a crash left out).
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import StaleSessionError
+from ..errors import CorruptObjectError, StaleSessionError
 from ..plumbing.codec import line_count
 from ..plumbing.commits import Commit, parse_line
+from ..plumbing.fsutil import file_kind
 from ..plumbing.git import CatFile, GitError
 from ..plumbing.locks import store_writes
 from ..plumbing.objects import hash_bytes
@@ -112,12 +115,16 @@ def stage(
         head = commit
     needed: dict[str, str] = {}  # store blob id -> "<git commit>:objects/<id>"
     paths: dict[str, Path] = {}
+    local: dict[str, bytes] = {}  # blobs the store holds, verified (their counts are checked below)
     for (sha, _, _), commit in zip(part, commits, strict=True):
         for oid in commit.named_blobs:
             if oid not in paths and oid not in pending:
                 paths[oid] = store.objects.path(oid)
-                if not paths[oid].is_file():
+                held = _held(store, name, oid, paths[oid])
+                if held is None:
                     needed[oid] = f"{sha}:objects/{oid}"
+                else:
+                    local[oid] = held
     got = reader.read(list(needed.values()))
     blobs = {oid: found.data if found else None for oid, found in zip(needed, got, strict=True)}
     for oid, data in blobs.items():
@@ -126,7 +133,7 @@ def stage(
                 f"blob {oid[:12]} of session {name!r} is missing or corrupt on the remote: nothing was pulled"
             )
     local_head = before[-1] if before else None
-    check_counts(store, name, local_head, part, commits, {**pending, **blobs})  # type: ignore[dict-item]
+    check_counts(store, name, local_head, part, commits, {**local, **pending, **blobs})  # type: ignore[dict-item]
     return Staged(
         name,
         outcome,
@@ -136,6 +143,26 @@ def stage(
         blobs,
         {oid: paths[oid] for oid in blobs},  # type: ignore[arg-type]
     )
+
+
+def _held(store: SessionStore, name: str, oid: str, path: Path) -> bytes | None:
+    """The bytes of `oid` if the store holds it whole at `path`; None if it is absent or damaged (of
+    another size, or not hashing to its name: the remote's verified bytes replace it, as
+    `ObjectStore.write` replaces a damaged copy); `Refused` if something else is there."""
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        raise Refused(
+            f"object {oid[:12]} of session {name!r} cannot be stored: {path} is {file_kind(st.st_mode)}, "
+            "not a blob; move it out of the store, then pull again (nothing was pulled)"
+        )
+    try:
+        data = store.objects.read_unverified(oid)
+    except CorruptObjectError:  # gone meanwhile
+        return None
+    return data if hash_bytes(data) == oid else None
 
 
 def land(
