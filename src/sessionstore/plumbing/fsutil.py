@@ -37,7 +37,7 @@ def check_store_dir(path: Path) -> None:
         )
 
 
-def read_regular(path: Path, *, what: str) -> bytes:
+def read_regular(path: str | Path, *, what: str) -> bytes:
     """The bytes of the regular file `path`: opened without following a link or blocking on a FIFO,
     checked to be a regular file by `fstat`, and read up to the size fstat gave, never further.
 

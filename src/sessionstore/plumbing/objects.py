@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import stat
 from collections.abc import Callable, Container, Iterator, Sequence
 from functools import cache
@@ -52,9 +53,12 @@ def hash_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+_OBJECT_ID = re.compile(r"[0-9a-f]{64}")
+
+
 def is_object_id(text: str) -> bool:
-    """True for a full 64-hex-digit object id."""
-    return len(text) == 64 and set(text) <= _HEX
+    """True for a full 64-hex-digit object id (one regex match: it runs for every blob a reader names)."""
+    return _OBJECT_ID.fullmatch(text) is not None
 
 
 class _Staged(NamedTuple):
@@ -86,6 +90,7 @@ class ObjectStore:
 
     def __init__(self, root: Path) -> None:
         self.dir = root / "objects"
+        self._dir = str(self.dir)
 
     def path(self, oid: str) -> Path:
         """Where object `oid` lives (whether or not it exists)."""
@@ -225,24 +230,29 @@ class ObjectStore:
         `CorruptObjectError` saying what it is), and is read up to its size: a FIFO or a link to
         /dev/zero can neither hang nor exhaust the reader.
         """
-        path = self.path(oid)
+        if not is_object_id(oid):
+            raise CorruptObjectError(f"malformed object id {oid!r}: expected 64 hex digits")
+        where = f"{self._dir}/{oid[:2]}/{oid[2:]}"  # `path(oid)` as text: no `Path` per read (replay, list)
         try:
-            return self._read_file(path)
+            return self._read_file(where, oid)
         except FileNotFoundError:
+            path = Path(where)
             if _restore(path.with_name(_TRASH + path.name), path):  # a gc crashed mid-prune: still needed
-                return self._read_file(path)
+                return self._read_file(where, oid)
             raise CorruptObjectError(
                 f"object {oid[:12]} is missing from {self.dir}: restore it (e.g. from git) or run "
                 "`session fsck`"
             ) from None
 
-    def _read_file(self, path: Path) -> bytes:
+    def _read_file(self, where: str, oid: str) -> bytes:
         try:
-            return read_regular(path, what=f"object {path.parent.name}{path.name[:10]}")
+            return read_regular(where, what=f"object {oid[:12]}")
         except SessionStoreError as err:
             raise CorruptObjectError(str(err)) from None
         except NotADirectoryError:
-            raise CorruptObjectError(f"{path.parent} is not a directory: move it out of {self.dir}") from None
+            raise CorruptObjectError(
+                f"{os.path.dirname(where)} is not a directory: move it out of {self.dir}"
+            ) from None
 
     def check_dirs(self, oids: Sequence[str] = ()) -> None:
         """Refuse a symlinked `objects/` or fan-out directory before reading `oids` through it."""

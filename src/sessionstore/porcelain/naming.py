@@ -31,9 +31,8 @@ from typing import TYPE_CHECKING
 import orjson
 
 from ..errors import SessionStoreError
-from ..plumbing.fsutil import atomic_replace, fsync_dir, read_regular
+from ..plumbing.fsutil import atomic_replace, fsync_dir
 from ..plumbing.names import check_name
-from ..plumbing.objects import hash_bytes
 from . import moving
 from .lookup import conversation_of
 
@@ -153,15 +152,11 @@ def _first_request(store: SessionStore, blob: object) -> str | None:
 
     Runs once per session when `session list` rebuilds its cache: only lines holding a user prompt
     are parsed, and a part whose content is a string is taken as `search.part_texts` gives it."""
-    # 64 letters and digits: no path separator nor dot, so the path stays in objects/ (a set-based
-    # `is_object_id` costs 4 us a blob); the sha256 below is the check that it names these bytes
-    if blob.__class__ is not str or len(blob) != 64 or not (blob.isascii() and blob.isalnum()):  # type: ignore[attr-defined,arg-type]
+    if not isinstance(blob, str):  # a damaged line's field: no object
         return None
-    try:  # a plain path (no `Path` per blob), read as `ObjectStore.read` reads: never through a link
-        data = read_regular(f"{store.objects.dir}/{blob[:2]}/{blob[2:]}", what="object")  # type: ignore[arg-type,index]
+    try:  # `ObjectStore.read`: the id checked, never through a link, the bytes verified against it
+        data = store.objects.read(blob)
     except (OSError, SessionStoreError):
-        return None
-    if hash_bytes(data) != blob:
         return None
     if len(data) > _FIRST_BLOB_BYTES:
         data = data[:_FIRST_BLOB_BYTES]
