@@ -43,13 +43,13 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from sessionstore.accounting.settings import Settings
 from sessionstore.accounting.tokens import estimate_messages
-from sessionstore.compaction.check import without_notes
-from sessionstore.compaction.extractive import summarize_extractive
 from sessionstore.compaction.full import split_point, summary_message, system_parts
-from sessionstore.compaction.skeleton import SKELETON
-from sessionstore.compaction.summarizer import summarize
-from sessionstore.compaction.text import as_text, user_text
-from sessionstore.compaction.values import normalize
+from sessionstore.summary.check import without_notes
+from sessionstore.summary.extractive import summarize_extractive
+from sessionstore.summary.skeleton import SKELETON
+from sessionstore.summary.summarizer import summarize
+from sessionstore.summary.text import as_text, user_text
+from sessionstore.summary.values import normalize
 
 TYPES = ("constraint", "rule+number", "fact", "goal", "preference", "correction")
 BOUND = ("constraint", "rule+number", "fact", "preference", "correction")

@@ -31,12 +31,12 @@ if TYPE_CHECKING:
     from .accounting.settings import Settings
     from .integrations.conversation_store import FileConversationStore
     from .plumbing.commits import Commit
-    from .porcelain.session import Session
+    from .porcelain.session.session import Session
     from .porcelain.store import SessionStore
 
 _LAZY = {
     "SessionStore": "sessionstore.porcelain.store",
-    "Session": "sessionstore.porcelain.session",
+    "Session": "sessionstore.porcelain.session.session",
     "Commit": "sessionstore.plumbing.commits",
     "Settings": "sessionstore.accounting.settings",
     "FileConversationStore": "sessionstore.integrations.conversation_store",

@@ -18,7 +18,7 @@ from helpers.messages import tagged_turn
 from sessionstore.cli import listing
 from sessionstore.cli.output import Painter
 from sessionstore.plumbing.logs import Log
-from sessionstore.porcelain.heads import HEADS_FILE, HeadsCache
+from sessionstore.porcelain.session.heads import HEADS_FILE, HeadsCache
 from sessionstore.porcelain.store import SessionStore
 
 

@@ -12,7 +12,8 @@ import os
 import signal
 import sys
 
-from sessionstore.porcelain import landing, pulling
+from sessionstore.porcelain.sharing import pull as pulling
+from sessionstore.porcelain.sharing import remote_commits as landing
 from sessionstore.porcelain.store import SessionStore
 
 _ensure = landing.ensure_checkpoint_refs

@@ -18,9 +18,9 @@ from pydantic_ai.usage import RequestUsage
 from sessionstore import SessionStore, Settings
 from sessionstore.accounting import tokens
 from sessionstore.compaction.micro import ELIDED
-from sessionstore.compaction.skeleton import SKELETON, validate_summary
 from sessionstore.compaction.turns import pairs_intact
 from sessionstore.integrations.runs import SessionCapability, run_turn, run_turn_async
+from sessionstore.summary.skeleton import SKELETON, validate_summary
 
 
 class Script:

@@ -17,7 +17,7 @@ import orjson
 
 from ..accounting.settings import ENV_PREFIX, NOT_SETTINGS_ENV, Settings
 from ..accounting.thresholds import THRESHOLD_ENV, levels, resolve_window, threshold_override
-from ..porcelain.gauge import commit_gauge, format_gauge, gauge
+from ..porcelain.session.gauge import commit_gauge, format_gauge, gauge
 from .output import (
     colour_enabled,
     complete_rev,

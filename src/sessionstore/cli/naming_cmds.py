@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..porcelain import naming
+from ..porcelain.history import naming
 from .output import (
     complete_session,
     fail,

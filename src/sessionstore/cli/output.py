@@ -62,7 +62,7 @@ def store_settings(ctx: click.Context, overrides: dict[str, Any] | None = None) 
     `session memory`): exactly what `SessionStore.open` would load for it."""
     from pathlib import Path
 
-    from ..porcelain.layout import default_root, load_settings
+    from ..porcelain.session.layout import default_root, load_settings
 
     path = store_path(ctx)
     root = default_root() if path is None else Path(path)
@@ -72,14 +72,14 @@ def store_settings(ctx: click.Context, overrides: dict[str, Any] | None = None) 
 def require_session(store: SessionStore, name: str) -> str:
     """The session `name` means (exact, a unique prefix such as an imported transcript's uuid, or a
     conversation id); an unknown name is refused with suggestions. No message is loaded."""
-    from ..porcelain.lookup import require_session as find
+    from ..porcelain.history.lookup import require_session as find
 
     return find(store, name)
 
 
 def resolve(store: SessionStore, rev: str) -> Any:
-    """The commit `rev` names, read as people type it (see porcelain/lookup.py)."""
-    from ..porcelain.lookup import resolve as find
+    """The commit `rev` names, read as people type it (see porcelain/history/lookup.py)."""
+    from ..porcelain.history.lookup import resolve as find
 
     return find(store, rev)
 

@@ -28,7 +28,7 @@ from .output import (
 
 if TYPE_CHECKING:
     from ..formats.transcripts import ImportedTranscript
-    from ..porcelain.reimport import Growth
+    from ..porcelain.importing.reimport import Growth
     from ..porcelain.store import SessionStore
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "fix-auth.json"
@@ -114,7 +114,7 @@ def _plan(store: SessionStore, transcript: ImportedTranscript, name: str | None)
     """What importing `transcript` as `name` would do, or why it must not (the session exists and is
     not a prefix of the transcript): the caller refuses or skips it, having changed nothing."""
     from ..plumbing.names import check_name
-    from ..porcelain.reimport import NotAPrefix, growth
+    from ..porcelain.importing.reimport import NotAPrefix, growth
 
     target = check_name(name or transcript.suggested_name)
     if not store.exists(target):
@@ -129,7 +129,7 @@ def _plan(store: SessionStore, transcript: ImportedTranscript, name: str | None)
 
 
 def _import_one(store: SessionStore, plan: Plan) -> dict[str, Any]:
-    from ..porcelain.importing import append_steps, import_transcript
+    from ..porcelain.importing.new_session import append_steps, import_transcript
 
     transcript, name, grown = plan
     steps = transcript.steps if grown is None else grown.new
@@ -212,7 +212,7 @@ def import_file(store: SessionStore, source: Path, *, fmt: str, name: str | None
 def import_discovered(store: SessionStore, *, claude_code: bool, codex: bool, out: str | None) -> int:
     """`session import --claude-code/--codex`: this project's transcripts, new ones imported, grown
     ones appended to; exit 0."""
-    from ..porcelain import discovery
+    from ..porcelain.importing import transcript_locations as discovery
 
     project = Path.cwd().resolve()
     found: list[tuple[str, Path]] = []

@@ -40,7 +40,7 @@ from pydantic_ai.messages import ModelRequest, ModelResponse
 from ..accounting.thresholds import over_threshold
 from ..accounting.tokens import estimate_message, estimate_tool_definitions
 from ..errors import SessionStoreError, StaleSessionError
-from ..porcelain import cascade
+from ..porcelain.session import cascade
 from .protect import measure_request, shape_request
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from pydantic_ai.tools import RunContext
 
     from ..compaction.events import CompactionEvent
-    from ..porcelain.session import Session
+    from ..porcelain.session.session import Session
 
 __all__ = ["RUN_FIELDS", "RequestRecord", "RunReport", "SessionCapability", "run_turn", "run_turn_async"]
 
