@@ -135,6 +135,3 @@ def gauge_cmd(
     """
     store = open_store(ctx, overrides={"context_window_tokens": window})
     return gauge_of(store, name, plain=plain, fmt=fmt, model=model)
-
-
-COMMANDS: list[click.Command] = [config_cmd, gauge_cmd]

@@ -321,6 +321,3 @@ def fork_cmd(ctx: click.Context, rev: str, new: str, fmt: str | None) -> int:
     Example:  session fork fix-auth@12 spike
     """
     return fork(open_store(ctx), rev, new, fmt=fmt)
-
-
-COMMANDS: list[click.Command] = [log_cmd, show_cmd, checkout_cmd, fork_cmd]

@@ -1,9 +1,8 @@
 """The `session` entry point: the click group, shared options and the one error boundary.
 
-Commands load lazily: `COMMANDS` maps each name to the module defining it, and only the invoked
-command's module is imported, so `session log`, `list` and `gauge` start in about the time it takes to
-import click (they never import pydantic-ai). Each module still exposes `COMMANDS: list[click.Command]`;
-`tests/test_cli_main.py` checks the table and the modules agree.
+Commands load lazily: `COMMANDS`, the one table of commands, maps each name to the command object
+that defines it, and only the invoked command's module is imported, so `session log`, `list` and
+`gauge` start in about the time it takes to import click (they never import pydantic-ai).
 
 Commands are typed functions that return an exit code (0 ok, 1 "changed something" / "checks failed",
 2 refused), as pre-commit's `main(argv) -> int`; their click wrappers only parse. `_Group.invoke` is
@@ -27,33 +26,36 @@ import click
 from ..errors import SessionStoreError
 from .output import error_line, is_terminal
 
-COMMANDS = {
-    "init": "store_cmds",
-    "list": "store_cmds",
-    "fsck": "store_cmds",
-    "gc": "store_cmds",
-    "log": "history_cmds",
-    "show": "history_cmds",
-    "checkout": "history_cmds",
-    "fork": "history_cmds",
-    "import": "transfer_cmds",
-    "export": "transfer_cmds",
-    "config": "accounting_cmds",
-    "gauge": "accounting_cmds",
-    "compact": "compaction_cmds",
-    "end": "compaction_cmds",
-    "demo": "compaction_cmds",
-    "chat": "chat",
-    "memory": "memory_cmds",
-    "hooks": "memory_cmds",
-    "push": "sharing_cmds",
-    "pull": "sharing_cmds",
-    "search": "search_cmds",
-    "diff": "search_cmds",
-    "rm": "naming_cmds",
-    "rename": "naming_cmds",
-    "completion": "naming_cmds",
+COMMANDS: dict[str, str] = {
+    "init": "store_cmds:init_cmd",
+    "list": "store_cmds:list_cmd",
+    "fsck": "store_cmds:fsck_cmd",
+    "gc": "store_cmds:gc_cmd",
+    "log": "history_cmds:log_cmd",
+    "show": "history_cmds:show_cmd",
+    "checkout": "history_cmds:checkout_cmd",
+    "fork": "history_cmds:fork_cmd",
+    "import": "transfer_cmds:import_cmd",
+    "export": "transfer_cmds:export_cmd",
+    "config": "accounting_cmds:config_cmd",
+    "gauge": "accounting_cmds:gauge_cmd",
+    "compact": "compaction_cmds:compact_cmd",
+    "end": "compaction_cmds:end_cmd",
+    "demo": "compaction_cmds:demo_cmd",
+    "chat": "chat:chat_cmd",
+    "memory": "memory_cmds:memory",
+    "hooks": "memory_cmds:hooks",
+    "push": "sharing_cmds:push_cmd",
+    "pull": "sharing_cmds:pull_cmd",
+    "search": "search_cmds:search_cmd",
+    "diff": "search_cmds:diff_cmd",
+    "rm": "naming_cmds:rm_cmd",
+    "rename": "naming_cmds:rename_cmd",
+    "completion": "naming_cmds:completion_cmd",
 }
+"""The one command table: each `session` command's name and where it is defined (`module:attribute`
+in `sessionstore.cli`). `--help`, shell completion and the did-you-mean of a mistyped command read it;
+only the invoked command's module is imported."""
 
 EXIT_ERROR = 2
 """User mistakes and refused operations. Exit 1 is kept for 'it changed something' / 'checks failed'."""
@@ -70,11 +72,12 @@ class _Group(click.Group):
         return sorted(COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        module = COMMANDS.get(cmd_name)
-        if module is None:
+        where = COMMANDS.get(cmd_name)
+        if where is None:
             return None
-        commands = importlib.import_module(f"sessionstore.cli.{module}").COMMANDS
-        return next((c for c in commands if c.name == cmd_name), None)
+        module, attribute = where.split(":")
+        command: click.Command = getattr(importlib.import_module(f"sessionstore.cli.{module}"), attribute)
+        return command
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]

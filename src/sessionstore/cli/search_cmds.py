@@ -181,6 +181,3 @@ def diff_cmd(ctx: click.Context, rev1: str, rev2: str, fmt: str | None, no_pager
     Example:  session diff fix-auth~1 fix-auth      (what the last commit changed)
     """
     return diff(open_store(ctx), rev1, rev2, fmt=fmt)
-
-
-COMMANDS: list[click.Command] = [search_cmd, diff_cmd]

@@ -203,6 +203,3 @@ def gc_cmd(
     return gc(
         open_store(ctx), grace_days=grace_days, dry_run=dry_run, include_committed=include_committed, fmt=fmt
     )
-
-
-COMMANDS: list[click.Command] = [init_cmd, list_cmd, fsck_cmd, gc_cmd]

@@ -318,6 +318,3 @@ def export(store: SessionStore, rev: str, output: Path | None, *, fmt: str = "py
         err=True,
     )
     return 0
-
-
-COMMANDS: list[click.Command] = [import_cmd, export_cmd]
