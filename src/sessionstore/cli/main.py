@@ -76,8 +76,7 @@ class _Group(click.Group):
         if where is None:
             return None
         module, attribute = where.split(":")
-        command: click.Command = getattr(importlib.import_module(f"sessionstore.cli.{module}"), attribute)
-        return command
+        return _with_store_option(getattr(importlib.import_module(f"sessionstore.cli.{module}"), attribute))
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
@@ -164,27 +163,49 @@ def _silence_stdout() -> None:
         pass
 
 
+def _store_given(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """Check a `--store` value and record it where every command reads it (`output.store_path`). The
+    option is the same on the group and on every command (`session --store P list` and `session list
+    --store P`); one given after the command wins over one given before it, or SESSIONSTORE_DIR."""
+    recorded = ctx.find_root().ensure_object(dict)
+    if value is None:
+        recorded.setdefault("store_path", None)
+        return
+    from_env = ctx.get_parameter_source(param.name or "") is click.core.ParameterSource.ENVIRONMENT
+    hint = "SESSIONSTORE_DIR" if from_env else "'--store'"  # name what the user actually set
+    if value == "":  # else Path("") is the cwd, and the errors would name a confusing "."
+        raise click.BadParameter("is empty: give the store directory, or leave it out", param_hint=hint)
+    if os.path.exists(value) and not os.path.isdir(value):
+        raise click.BadParameter(f"{value} is a file, not a store directory", param_hint=hint)
+    recorded["store_path"] = value
+
+
+STORE_OPTION: dict[str, Any] = {
+    "type": click.Path(path_type=str),
+    "expose_value": False,
+    "callback": _store_given,
+    "help": "Store directory (default: .sessions at the git top level, else in the current directory).",
+}
+"""`--store`, as the group and every command in `COMMANDS` take it."""
+
+
+def _with_store_option(command: click.Command) -> click.Command:
+    """`command` (and each of its subcommands) taking `--store` too; once per command object."""
+    if not any(p.name == "store_path" for p in command.params):
+        command.params.append(click.Option(["--store", "store_path"], **STORE_OPTION))
+    for sub in getattr(command, "commands", {}).values():
+        _with_store_option(sub)
+    return command
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "--store",
-    "store_path",
-    type=click.Path(path_type=str),
-    envvar="SESSIONSTORE_DIR",
-    help="Store directory (default: .sessions at the git top level, else in the current directory).",
-)
+@click.option("--store", "store_path", envvar="SESSIONSTORE_DIR", **STORE_OPTION)
 @click.option("--no-pager", is_flag=True, help="Never page long output (as `git --no-pager`).")
 @click.version_option(package_name="sessionstore")
 @click.pass_context
-def cli(ctx: click.Context, store_path: str | None, no_pager: bool) -> None:
+def cli(ctx: click.Context, no_pager: bool) -> None:
     """Git-style, file-backed memory for pydantic-ai agents."""
-    from_env = ctx.get_parameter_source("store_path") is click.core.ParameterSource.ENVIRONMENT
-    hint = "SESSIONSTORE_DIR" if from_env else "'--store'"  # name what the user actually set
-    if store_path == "":  # else Path("") is the cwd, and the errors would name a confusing "."
-        raise click.BadParameter("is empty: give the store directory, or leave it out", param_hint=hint)
-    if store_path is not None and os.path.exists(store_path) and not os.path.isdir(store_path):
-        raise click.BadParameter(f"{store_path} is a file, not a store directory", param_hint=hint)
     ctx.ensure_object(dict)
-    ctx.obj["store_path"] = store_path
     ctx.obj["no_pager"] = no_pager
 
 

@@ -35,7 +35,7 @@ SHORT_ID = 7
 
 
 def store_path(ctx: click.Context) -> str | None:
-    """The `--store` / SESSIONSTORE_DIR value given to the `session` group (None: the default root)."""
+    """The `--store` (before or after the command) or SESSIONSTORE_DIR value (None: the default root)."""
     obj = ctx.find_root().obj or {}
     return obj.get("store_path")
 
@@ -361,13 +361,12 @@ def warn(message: str) -> None:
 
 
 def _completion_store(ctx: click.Context) -> SessionStore | None:
-    """The store named on the command line being completed (the group's callback has not run)."""
+    """The store named on the command line being completed (`--store` is recorded as it is parsed:
+    no command runs)."""
     from ..porcelain.store import SessionStore
 
-    root = ctx.find_root()
-    path = root.params.get("store_path") or (root.obj or {}).get("store_path")
     try:
-        return SessionStore.open(path, create=False, warm=False)
+        return SessionStore.open(store_path(ctx), create=False, warm=False)
     except SessionStoreError:
         return None
 
