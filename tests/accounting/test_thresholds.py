@@ -13,9 +13,8 @@ from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.usage import RequestUsage
 
 from sessionstore.accounting import thresholds
-from sessionstore.accounting.settings import Settings
+from sessionstore.accounting.settings import THRESHOLD_ENV, Settings
 from sessionstore.accounting.thresholds import (
-    THRESHOLD_ENV,
     Levels,
     Measurement,
     Meter,

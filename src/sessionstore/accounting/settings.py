@@ -21,9 +21,12 @@ import orjson
 from ..errors import SettingsError
 
 ENV_PREFIX = "SESSIONSTORE_"
-NOT_SETTINGS_ENV = frozenset({"SESSIONSTORE_DIR", "SESSIONSTORE_COMPACT_THRESHOLD", "SESSIONSTORE_BIN"})
-"""`SESSIONSTORE_*` variables with other owners (store location, debug trigger level, the git hook's
-`session` executable): never settings."""
+THRESHOLD_ENV = "SESSIONSTORE_COMPACT_THRESHOLD"
+"""The debug override of the full compaction level, in tokens (DESIGN §6): not a setting, which is
+loaded once, but read on every call of `threshold_override`, never cached."""
+NOT_SETTINGS_ENV = frozenset({"SESSIONSTORE_DIR", THRESHOLD_ENV, "SESSIONSTORE_BIN"})
+"""`SESSIONSTORE_*` variables that are not settings: the store's location and the git hook's `session`
+executable (other owners), and the debug trigger level (read per call, `threshold_override`)."""
 
 KIND = "kind"
 """The metadata key of a `Settings` field holding its kind: how its environment text is parsed and
@@ -226,6 +229,20 @@ def _parse_env(key: str, text: str, source: str) -> Any:
     except ValueError:  # orjson.JSONDecodeError is a ValueError
         raise _refuse(key, text, source) from None
     return text
+
+
+def threshold_override(env: Mapping[str, str] | None = None) -> int | None:
+    """`SESSIONSTORE_COMPACT_THRESHOLD` as a positive int, or None (unset, non-positive or unparsable):
+    read now from `env` (default: os.environ), on every call, so `thresholds.levels` sees a change
+    made under a running process."""
+    raw = (os.environ if env is None else env).get(THRESHOLD_ENV)
+    if raw is None:
+        return None
+    try:
+        value = int(raw.strip().replace("_", ""))
+    except ValueError:
+        return None
+    return value if value > 0 else None
 
 
 def find_pyproject(start: Path) -> Path | None:
