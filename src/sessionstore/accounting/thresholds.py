@@ -26,6 +26,7 @@ __all__ = [
     "levels",
     "measure",
     "model_capacity",
+    "model_of",
     "next_tier",
     "over_threshold",
     "resolve_window",
@@ -46,6 +47,15 @@ TIER_NONE, TIER_MICRO, TIER_FULL = 0, 1, 2
 
 
 # --- window -------------------------------------------------------------------------------------------
+
+
+def model_of(history: Sequence[ModelMessage]) -> str | None:
+    """The model the conversation runs on: the newest response's `model_name` (with provider), whose
+    window `resolve_window` gives a session that names no model of its own."""
+    for msg in reversed(history):
+        if msg.kind == "response" and msg.model_name:
+            return f"{msg.provider_name}:{msg.model_name}" if msg.provider_name else msg.model_name
+    return None
 
 
 def model_capacity(model: Any) -> int | None:
