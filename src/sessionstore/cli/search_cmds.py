@@ -1,7 +1,6 @@
 """`session search` and `session diff`: finding what was said, and what changed between two states.
 
-Both read blobs with orjson (porcelain/history/search.py, porcelain/history/diff.py) and never import
-pydantic-ai.
+Both read blobs with orjson (porcelain/history/search.py and diff.py) and never import pydantic-ai.
 """
 
 from __future__ import annotations

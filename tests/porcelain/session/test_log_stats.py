@@ -1,6 +1,6 @@
-"""What a listing stats (porcelain/session/log_stats.py): logs in `sessions` order, refs keys, and the
-stamp of
-logs/ that changes with every change a listing must see and with nothing else."""
+"""What a listing stats (porcelain/session/log_stats.py): logs in `sessions` order, refs keys, the
+stamp of logs/ that changes with every change a listing must see and with nothing else, and the
+start of a log that holds its head."""
 
 from __future__ import annotations
 

@@ -95,7 +95,7 @@ def test_a_look_alike_name_a_renamed_copy_and_a_copy_with_commits_of_its_own_are
 
 def test_a_copy_a_killed_pull_left_short_is_still_left_out(diverged) -> None:
     """A pull killed during its append leaves the copy a prefix of the remote's log (the slow kill -9
-    test in test_pulling lands there at random): still the remote's data, so still not pushed."""
+    test in test_pull lands there at random): still the remote's data, so still not pushed."""
     remote, _, bob, copy = diverged
     path = bob.log(copy).path
     lines = path.read_bytes().splitlines(keepends=True)
