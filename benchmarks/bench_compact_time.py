@@ -65,27 +65,32 @@ def main() -> None:
         start = time.perf_counter()
         session, text, repeated = build(store, args.messages)
         built = time.perf_counter() - start
-        head = f"long@{session.head.seq}"
+        head, commits, messages = f"long@{session.head.seq}", len(session.log()), len(session.history)
         tokens = len(encoding.encode_ordinary(text))
-        best = {"compact": float("inf"), "tiktoken": float("inf")}
+        wall = {"compact": float("inf"), "tiktoken": float("inf")}
+        cpu = dict(wall)
         for _ in range(args.runs):  # interleaved: both see the same machine load
             session.checkout(head)
-            start = time.perf_counter()
-            session.compact()
-            best["compact"] = min(best["compact"], time.perf_counter() - start)
-            start = time.perf_counter()
-            encoding.encode_ordinary(text)
-            best["tiktoken"] = min(best["tiktoken"], time.perf_counter() - start)
-    ratio = best["compact"] / best["tiktoken"]
+            for name, job in (
+                ("compact", session.compact),
+                ("tiktoken", lambda: encoding.encode_ordinary(text)),
+            ):
+                start, start_cpu = time.perf_counter(), time.process_time()
+                job()
+                wall[name] = min(wall[name], time.perf_counter() - start)
+                cpu[name] = min(cpu[name], time.process_time() - start_cpu)
+    ratio = wall["compact"] / wall["tiktoken"]
     lines = [
-        f"Session: {len(session.log())} commits, {args.messages:,}+ messages of real turns "
+        f"Session: {commits:,} commits, {messages:,} messages of real turns "
         f"({repeated:,} of them repeat earlier turns: the real data holds fewer), {tokens:,} tokens of "
         f"history text (cl100k); built in {built:.0f} s (not timed below).",
         "",
-        f"- `Session.compact()` (best of {args.runs}): {fmt_time(best['compact'])}",
+        f"- `Session.compact()` (best of {args.runs}): {fmt_time(wall['compact'])} "
+        f"({fmt_time(cpu['compact'])} CPU)",
         f"- one tiktoken `encode_ordinary` pass over the same text (best of {args.runs}): "
-        f"{fmt_time(best['tiktoken'])}",
-        f"- ratio: {ratio:.2f}x (goal <= 0.15x: {'met' if ratio <= 0.15 else 'MISSED'})",
+        f"{fmt_time(wall['tiktoken'])} ({fmt_time(cpu['tiktoken'])} CPU)",
+        f"- ratio: {ratio:.2f}x wall, {cpu['compact'] / cpu['tiktoken']:.2f}x CPU "
+        f"(goal <= 0.15x: {'met' if ratio <= 0.15 else 'MISSED'})",
     ]
     body = "\n".join(lines)
     print(body)
