@@ -42,7 +42,16 @@ def test_defaults_match_design(tmp_path: Path) -> None:
     assert (s.ultimate_keep_checkpoints, s.memory_max_lines, s.memory_max_bytes) == (3, 200, 25_000)
     assert s.compaction_enabled and s.ultimate_compaction_enabled and s.memory_compression_enabled
     assert (s.model, s.lock_timeout_s) == ("extractive", 10.0)
+    assert s.tokenizer == "bpe-openai"
     assert set(s.sources().values()) == {"default"}
+
+
+def test_the_tokenizer_setting_takes_a_backend_name_and_refuses_others(tmp_path: Path) -> None:
+    assert load(tmp_path, env={"SESSIONSTORE_TOKENIZER": " TikToken "}).tokenizer == "tiktoken"
+    with pytest.raises(
+        SettingsError, match=r"invalid tokenizer = 'sentencepiece'.*one of bpe-openai, tiktoken"
+    ):
+        load(tmp_path, env={"SESSIONSTORE_TOKENIZER": "sentencepiece"})
 
 
 def test_precedence_pyproject_env_flag(tmp_path: Path) -> None:

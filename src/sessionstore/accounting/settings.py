@@ -28,6 +28,9 @@ NOT_SETTINGS_ENV = frozenset({"SESSIONSTORE_DIR", THRESHOLD_ENV, "SESSIONSTORE_B
 """`SESSIONSTORE_*` variables that are not settings: the store's location and the git hook's `session`
 executable (other owners), and the debug trigger level (read per call, `threshold_override`)."""
 
+TOKENIZERS = ("bpe-openai", "tiktoken", "auto")
+"""The `tokenizer` setting's values (accounting/tokenizer.py's backends, and auto)."""
+
 KIND = "kind"
 """The metadata key of a `Settings` field holding its kind: how its environment text is parsed and
 what a value must be (a key of `_ALLOWED`)."""
@@ -64,6 +67,9 @@ class Settings:
     memory_compression_enabled: bool = setting("bool", True)
     model: str = setting("nonempty_str", "extractive")
     lock_timeout_s: float = setting("nonneg_float", 10.0)
+    tokenizer: str = setting("tokenizer", "bpe-openai")
+    """The cl100k_base counter (DESIGN §6): "bpe-openai" (fast to load and count) or "tiktoken" (the
+    reference); both give identical ids. Process-wide: the first store opened picks it."""
     summary_max_tokens: int = setting("positive_int", 4_000)
     """Ceiling on a tier-2 summary (both summarizers; the offline one renders most important first
     within it, and full compaction lowers it further at small windows)."""
@@ -146,6 +152,7 @@ _ALLOWED = {
     "str_list": "a list of strings",
     "int_dict": "a table/object of string keys to integers",
     "nonempty_str": "a non-empty string",
+    "tokenizer": "one of bpe-openai, tiktoken (or auto: bpe-openai, else tiktoken)",
 }
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
@@ -187,6 +194,9 @@ def _check(key: str, value: Any, source: str) -> Any:
             value, ok = dict(value), True
     elif kind == "nonempty_str":
         ok = isinstance(value, str) and bool(value.strip())
+    elif kind == "tokenizer":
+        ok = isinstance(value, str) and value.strip().lower() in TOKENIZERS
+        value = value.strip().lower() if ok else value
     if not ok:
         raise _refuse(key, value, source)
     return value

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from sessionstore.accounting import tokenizer
 from sessionstore.accounting.thresholds import Measurement, Meter, measure, model_capacity, model_of
 from sessionstore.accounting.tokens import estimate_messages
 from sessionstore.errors import CorruptLogError, SessionStoreError
@@ -130,6 +131,7 @@ class Lockstep:
     def __init__(self, store: StoreLayout, name: str) -> None:
         self.store = store
         self.name = name
+        tokenizer.prefer(store.settings.tokenizer)  # before this process's first count, if it is the first
         self.log_file = store.log(name)
         self.model: Any = None
         """The model the agent runs on, a pydantic-ai `Model` or model id: its profile's context window
