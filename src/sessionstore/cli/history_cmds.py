@@ -268,7 +268,7 @@ def checkout(store: SessionStore, rev: str, *, fmt: str | None = None) -> int:
         click.echo(f"{target.session}: already at {where}; nothing changed")
         return 0
     session = store.session(target.session, create=False)
-    commit = session.checkout(target.id)
+    commit = session.checkout(target)  # the commit of the session REV names, never re-read by id
     if fmt == "json":
         print_json({"changed": True, "head": commit.to_json(), "target": target.to_json()})
         return 0
@@ -295,7 +295,7 @@ def checkout_cmd(ctx: click.Context, rev: str, fmt: str | None) -> int:
 def fork(store: SessionStore, rev: str, new: str, *, fmt: str | None = None) -> int:
     """`session fork`: start session `new` from the state at `rev`; exit 0."""
     target = resolve(store, rev)
-    session = store.fork(target.id, new)
+    session = store.fork(target, new)
     if fmt == "json":
         head = session.head
         print_json(

@@ -95,17 +95,20 @@ class SessionStore(StoreLayout):
             raise self.unknown_session(name)
         return Session(self, check_name(name))
 
-    def fork(self, rev: str, new_name: str) -> Session:
-        """A new session whose history is the state at `rev`, sharing its blobs (nothing copied)."""
+    def fork(self, rev: str | Commit, new_name: str) -> Session:
+        """A new session whose history is the state at `rev` (a revision, or a `Commit` from
+        `resolve`), sharing its blobs (nothing copied)."""
         from sessionstore.porcelain.session.session import Session
 
-        return Session.fork_from(self, self.resolve(rev), check_name(new_name))
+        target = rev if isinstance(rev, Commit) else self.resolve(rev)
+        return Session.fork_from(self, target, check_name(new_name))
 
-    def resolve(self, rev: str) -> Commit:
-        """The commit `rev` names (DESIGN §4); `UnknownRevision` lists candidates."""
+    def resolve(self, rev: str, *, within: str | None = None) -> Commit:
+        """The commit `rev` names (DESIGN §4); `UnknownRevision` lists candidates. A revision naming a
+        session resolves in it; a bare commit id `within` that session first (see revisions.resolve)."""
         from sessionstore.porcelain.session.revisions import resolve
 
-        return resolve(self, rev)
+        return resolve(self, rev, within=within)
 
     def fsck(self, *, repair: bool = False) -> FsckReport:
         from sessionstore.porcelain.maintenance.fsck_gc import fsck
