@@ -61,7 +61,7 @@ def _diverge(repo: Path) -> None:
 def _sections(repo: Path) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for section in split_sections(split_lines((repo / "MEMORY.md").read_text())):
-        title = section.key[1] if section.key else ""
+        title = section.title
         lines = [line for unit in section.body for line in unit.lines if line.strip()]
         out.setdefault(title, []).extend(lines)
     return out
