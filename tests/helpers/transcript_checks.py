@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 from pydantic_ai.messages import (
     ModelMessage,
@@ -21,6 +23,51 @@ from sessionstore.formats.transcripts import ImportedTranscript, export_pydantic
 CODEMIE = REALDATA / "claude_code" / "codemie_session-3fe1b6bc.jsonl"
 SPOTTER = REALDATA / "claude_code" / "spotter_tool_heavy.jsonl"
 CODEX = next(iter(sorted((REALDATA / "codex").glob("rollout-*.jsonl"))), REALDATA / "codex" / "rollout.jsonl")
+
+
+def raw_lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def insert_compaction(
+    lines: list[dict[str, Any]], after: int, summary: str, metadata: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """Insert compact_boundary + isCompactSummary after line `after` (1-based), as Claude Code does
+    (`metadata`: the boundary's compactMetadata; default an older version's trigger and preTokens)."""
+    prev = lines[after - 1]
+    stamp = prev.get("timestamp", "2026-01-02T15:00:00.000Z")
+    boundary = {
+        "parentUuid": None,
+        "logicalParentUuid": prev.get("uuid"),
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": prev.get("cwd"),
+        "sessionId": prev.get("sessionId"),
+        "version": prev.get("version"),
+        "type": "system",
+        "subtype": "compact_boundary",
+        "content": "Conversation compacted",
+        "isMeta": False,
+        "timestamp": stamp,
+        "uuid": "c0ffee00-0000-4000-8000-000000000001",
+        "level": "info",
+        "compactMetadata": metadata or {"trigger": "manual", "preTokens": 130416},
+    }
+    summary_line = {
+        "parentUuid": boundary["uuid"],
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": prev.get("cwd"),
+        "sessionId": prev.get("sessionId"),
+        "version": prev.get("version"),
+        "type": "user",
+        "message": {"role": "user", "content": summary},
+        "isVisibleInTranscriptOnly": True,
+        "isCompactSummary": True,
+        "uuid": "c0ffee00-0000-4000-8000-000000000002",
+        "timestamp": stamp,
+    }
+    return [*lines[:after], boundary, summary_line, *lines[after:]]
 
 
 def flat(transcript: ImportedTranscript) -> list[ModelMessage]:

@@ -53,7 +53,8 @@ def describe(commit: Commit, before: int | None, target: str | None = None) -> s
     if kind == "compaction":
         ref = f"[checkpoints/{commit.session}/{commit.extra.get('checkpoint', '?')}]"
         source = " (imported)" if commit.extra.get("source") == "import" else ""
-        return f"compaction tier {commit.tier}{source}  {ref}  {number(before or 0)} -> {tokens}"
+        note = f"  ({recorded})" if (recorded := recorded_note(commit)) else ""
+        return f"compaction tier {commit.tier}{source}  {ref}  {number(before or 0)} -> {tokens}{note}"
     if kind in ("checkout", "fork"):
         where = f"{target} ({short_id(commit.target)})" if target else short_id(commit.target)
         origin = (
@@ -63,6 +64,26 @@ def describe(commit: Commit, before: int | None, target: str | None = None) -> s
         )
         return f"{kind:<10} -> {where}{origin}  {plural(commit.count, 'msg')}  {tokens}"
     return f"{kind:<10} +{plural(len(commit.sizes), 'msg')}  {tokens}{run_note(commit)}"
+
+
+def recorded_note(commit: Commit) -> str:
+    """What the agent an imported compaction came from recorded about it, as its provider counted:
+    `Claude Code recorded 155,432 -> 15,771 tok, auto` (either side alone when only one was written);
+    "" when it recorded nothing."""
+    recorded = commit.extra.get("recorded")
+    if not isinstance(recorded, dict):
+        return ""
+    before, after = recorded.get("tokens_before"), recorded.get("tokens_after")
+    if isinstance(before, int) and isinstance(after, int):
+        tokens = f"{number(before)} -> {number(after)} tok"
+    elif isinstance(before, int):
+        tokens = f"{number(before)} tok before"
+    elif isinstance(after, int):
+        tokens = f"{number(after)} tok after"
+    else:
+        tokens = "no token counts"
+    trigger = f", {recorded['trigger']}" if isinstance(recorded.get("trigger"), str) else ""
+    return f"{recorded.get('by', 'the source')} recorded {tokens}{trigger}"
 
 
 def run_note(commit: Commit) -> str:

@@ -18,7 +18,8 @@ What is read, and why (checked against real transcripts):
 - Compaction: a `system` line with subtype `compact_boundary` closes the history before it; the
   following `isCompactSummary` user line becomes `ModelRequest([CompactionPart(summary)])`, which
   starts a compaction step, so the history replays from the summary exactly as Claude Code resumed.
-  The boundary's `compactMetadata` is kept in the part's metadata.
+  The boundary's `compactMetadata` is kept in the part's metadata, and its `preTokens` / `postTokens`
+  / `trigger` become the step's `recorded` tokens (what the chart and `session log` show for it).
 - Skipped: `isSidechain` lines (sub-agent conversations, not this context), other `system` lines,
   `summary` (titles), `file-history-snapshot`, `queue-operation`, `progress`, and other
   `isVisibleInTranscriptOnly` lines (shown to the person, never sent to the model).
@@ -111,7 +112,23 @@ def read_claude_code(path: Path, text: str) -> ImportedTranscript:
             builder.summary(_plain_text(message.get("content")), when)
         elif not line.get("isVisibleInTranscriptOnly"):
             builder.user(message.get("content"), when, meta=bool(line.get("isMeta")))
-    return build_transcript(path, "claude-code", "Claude Code", builder.finish(), session_id)
+    return build_transcript(path, "claude-code", "Claude Code", builder.finish(), session_id, _recorded)
+
+
+def _recorded(part: CompactionPart) -> dict[str, Any] | None:
+    """`compactMetadata` (`{"trigger": "auto", "preTokens": 155432, "postTokens": 15771}`; older
+    versions write only the first two) as `ImportedStep.recorded`."""
+    meta = part.metadata.get("claude_code") if isinstance(part.metadata, dict) else None
+    if not isinstance(meta, dict):
+        return None
+    out: dict[str, Any] = {}
+    for key, field_name in (("preTokens", "tokens_before"), ("postTokens", "tokens_after")):
+        value = meta.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            out[field_name] = value
+    if isinstance(meta.get("trigger"), str):
+        out["trigger"] = meta["trigger"]
+    return {"by": "Claude Code", **out} if out else None
 
 
 @dataclass
