@@ -113,8 +113,13 @@ def test_hooks_install_and_force(repo: Path) -> None:
     hook = repo / ".git" / "hooks" / "pre-commit"
     hook.write_text("#!/bin/sh\n")
     code, _, err = _run("hooks", "install")
-    assert code == 2 and "--force" in err
-    assert _run("hooks", "install", "--force")[0] == 0
+    assert code == 2 and "--force" in err and "pre-commit.local" in err
+    code, out, _ = _run("hooks", "install", "--force")
+    assert code == 0 and f"(your hook is now {hook}.local, and runs first)" in out
+    assert (repo / ".git" / "hooks" / "pre-commit.local").read_text() == "#!/bin/sh\n"
+    hook.write_text("#!/bin/sh\nexit 0\n")
+    code, out, err = _run("hooks", "install", "--force")  # .local is taken: refused, nothing changed
+    assert code == 2 and "exists too" in err and hook.read_text() == "#!/bin/sh\nexit 0\n"
 
 
 FIXTURE_SECTIONS = [

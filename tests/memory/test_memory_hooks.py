@@ -99,21 +99,50 @@ def test_init_outside_git_is_refused(tmp_path: Path) -> None:
 
 
 def test_install_refuses_to_clobber_without_force(repo: Path) -> None:
-    target = install_git_hook(repo)
-    assert target == repo / ".git" / "hooks" / "pre-commit"
+    installed = install_git_hook(repo)
+    target = repo / ".git" / "hooks" / "pre-commit"
+    assert installed == (target, None)
     assert os.access(target, os.X_OK) and target.read_text() == hook_script()
-    assert install_git_hook(repo) == target  # ours again: a no-op, not a clobber
+    assert install_git_hook(repo) == (target, None)  # ours again: a no-op, not a clobber
     target.write_text("#!/bin/sh\necho mine\n")
     with pytest.raises(MemoryFileError, match="--force"):
         install_git_hook(repo)
     assert target.read_text() == "#!/bin/sh\necho mine\n"
-    install_git_hook(repo, force=True)
-    assert target.read_text() == hook_script()
+
+
+def test_force_keeps_the_users_hook_as_local_and_runs_it_first(repo: Path) -> None:
+    # issue 28, item 6: --force used to delete the user's own hook.
+    hooks = repo / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    mine = '#!/bin/sh\necho ran >> "$(git rev-parse --show-toplevel)/mine.log"\n[ ! -f STOP ]\n'
+    (hooks / "pre-commit").write_text(mine)
+    (hooks / "pre-commit").chmod(0o755)
+    installed = install_git_hook(repo, force=True)
+    assert installed == (hooks / "pre-commit", hooks / "pre-commit.local")
+    assert (hooks / "pre-commit.local").read_text() == mine and os.access(hooks / "pre-commit.local", os.X_OK)
+    assert (hooks / "pre-commit").read_text() == hook_script()
+    env = _env(SESSIONSTORE_BIN=str(BIN / "session"))
+    (repo / "MEMORY.md").write_text(_big_memory())
+    (repo / "STOP").write_text("")  # the user's hook refuses: the commit stops, ours never ran
+    _git(repo, "add", "MEMORY.md")
+    refused = subprocess.run(["git", "commit", "-qm", "m"], cwd=repo, env=env, capture_output=True, text=True)
+    assert refused.returncode == 1 and (repo / "mine.log").read_text() == "ran\n"
+    assert (repo / "MEMORY.md").read_text() == _big_memory()
+    (repo / "STOP").unlink()
+    first = subprocess.run(["git", "commit", "-qm", "m"], cwd=repo, env=env, capture_output=True, text=True)
+    assert first.returncode == 1 and "squashed" in first.stderr  # both ran: the user's, then ours
+    assert (repo / "mine.log").read_text() == "ran\nran\n"
+    # A second --force over another hook of the user's would need the .local name again: refused.
+    (hooks / "pre-commit").write_text("#!/bin/sh\necho other\n")
+    with pytest.raises(MemoryFileError, match=r"pre-commit.local .* exists too"):
+        install_git_hook(repo, force=True)
+    assert (hooks / "pre-commit").read_text() == "#!/bin/sh\necho other\n"
+    assert (hooks / "pre-commit.local").read_text() == mine
 
 
 def test_install_honours_core_hooks_path(repo: Path) -> None:
     _git(repo, "config", "core.hooksPath", "githooks")
-    assert install_git_hook(repo) == repo / "githooks" / "pre-commit"
+    assert install_git_hook(repo).path == repo / "githooks" / "pre-commit"
 
 
 def test_plain_hook_stops_the_commit_then_lets_it_through(repo: Path) -> None:
