@@ -25,6 +25,7 @@ from .output import (
     local_time,
     no_pager_option,
     number,
+    on_current_head,
     open_store,
     painter,
     plural,
@@ -288,13 +289,13 @@ def checkout(store: SessionStore, rev: str, *, fmt: str | None = None) -> int:
         where = f"{short_id(target.id)} ({target.session}@{target.seq})"
         click.echo(f"{target.session}: already at {where}; nothing changed")
         return 0
-    session = store.session(target.session, create=False)
-    commit = session.checkout(target)  # the commit of the session REV names, never re-read by id
+    # the commit of the session REV names, never re-read by id
+    commit = on_current_head(store, target.session, f"checkout {rev}", lambda s: s.checkout(target))
     if fmt == "json":
         print_json({"changed": True, "head": commit.to_json(), "target": target.to_json()})
         return 0
     click.echo(
-        f"{session.name}: head is now {short_id(commit.id)} (checkout of {short_id(target.id)}, "
+        f"{target.session}: head is now {short_id(commit.id)} (checkout of {short_id(target.id)}, "
         f"{target.session}@{target.seq}): {plural(commit.count, 'message')}, {number(commit.tokens)} tok"
     )
     return 0
