@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sessionstore.accounting.settings import Settings
+from sessionstore.errors import NotAStoreError
 from sessionstore.plumbing.commits import Commit
 from sessionstore.plumbing.names import check_name
 from sessionstore.porcelain.session import heads
@@ -22,6 +23,7 @@ from sessionstore.porcelain.session.layout import (
     StoreLayout,
     default_root,
     load_settings,
+    locate_root,
 )
 
 if TYPE_CHECKING:
@@ -68,7 +70,16 @@ class SessionStore(StoreLayout):
         wait; an append that comes first does what is left. Read-only callers pass `warm=False`:
         the `session` CLI does, so `session list` or `log` never load pydantic-ai or a tokenizer.
         """
-        root = Path(path) if path is not None else default_root()
+        if path is not None:
+            root = Path(path)
+        else:  # found as git finds .git; when there is none, say where it looked
+            found = locate_root()
+            root = found.path
+            if not create and not (root / "VERSION").is_file():
+                raise NotAStoreError(
+                    f"no session store ({found.where}): run `session init` to create {root}, "
+                    "or pass --store PATH"
+                )
         cls.check(root, create=create)
         if settings is None:
             settings = load_settings(root, overrides=overrides)
