@@ -186,3 +186,34 @@ def test_a_file_of_sub_agent_lines_imports_as_that_agents_session(root: Path, tm
     mixed = tmp_path / "mixed.jsonl"
     mixed.write_text(CODEMIE.read_text() + agent.read_text())
     assert [m for s in read_transcript(mixed).steps for m in s.messages] == _history(root, name)
+
+
+def test_a_codex_session_is_titled_by_its_request_and_show_folds_the_injected_context(
+    root: Path, tmp_path: Path
+) -> None:
+    # issue 28, item 10: the title was the injected AGENTS.md and `show` opened with its 270 lines.
+    from helpers.transcript_checks import AGENTS_MD, CODEX, PERMISSIONS, codex_as_the_cli_writes_it
+
+    cwd = "/Users/Sample_User/naya"
+    source = tmp_path / CODEX.name
+    lines = codex_as_the_cli_writes_it(CODEX, cwd)
+    source.write_text("".join(orjson.dumps(line).decode() + "\n" for line in lines))
+    assert run(root, "import", str(source), "--as", "cx").exit_code == 0
+    listed = run(root, "list").stdout
+    assert listed.rstrip().endswith("analyze trascript and summarzie action items related to…"), listed
+    shown = run(root, "show", "cx@1").stdout.splitlines()
+    agents = f"# AGENTS.md instructions for {cwd}\n\n<INSTRUCTIONS>\n{AGENTS_MD.read_text()}</INSTRUCTIONS>"
+    assert shown[2:5] == [
+        f"system     [permissions instructions (sandbox and approvals): {len(PERMISSIONS.splitlines())} "
+        "lines; --full shows it]",
+        f"user       [AGENTS.md instructions for {cwd}: {len(agents.splitlines())} lines; --full shows it]",
+        f"           [environment context ({cwd}): 7 lines; --full shows it]",
+    ]
+    assert shown[5] == "           # Files mentioned by the user:"  # then the request, whole
+    assert "## Core Rules" not in "\n".join(shown)
+    full = run(root, "show", "cx@1", "--full").stdout
+    assert "## Core Rules" in full and "<approval_policy>on-request</approval_policy>" in full
+    page = tmp_path / "cx.html"
+    assert run(root, "export", "cx", "--format", "html", "-o", str(page)).exit_code == 0
+    html = page.read_text()
+    assert f'<details class="injected"><summary>[AGENTS.md instructions for {cwd}] ' in html  # closed

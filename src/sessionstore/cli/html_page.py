@@ -20,6 +20,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from ..accounting.settings import Settings
+from ..formats.injected import injected
 from ..plumbing.commits import Commit
 from ..porcelain.session.gauge import commit_gauge, commit_gauges, format_gauge
 from .history_cmds import describe, recorded_note
@@ -213,6 +214,8 @@ def _message(index: int, message: Any, state: dict[str, Any], reset: Commit | No
         if kind == "compaction":
             role = "summary"
             rows.append(_summary(part, reset))
+        elif kind in ("system-prompt", "user-prompt") and (what := injected(text := text_of(part.content))):
+            rows.append(_collapsed(f"[{what}]", text, "injected"))  # an AGENTS.md, the sandbox: closed
         elif kind == "system-prompt":
             rows.append(f'<pre class="text system">{escape(part.content)}</pre>')
         elif kind == "user-prompt":
