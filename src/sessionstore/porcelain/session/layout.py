@@ -48,19 +48,43 @@ GITATTRIBUTES = b"* -text\n"
 """Blobs are named by the sha256 of their exact bytes: git must never convert their line endings."""
 
 
-def default_root(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Path:
-    """`SESSIONSTORE_DIR` when set, else `.sessions` at the git top level above `cwd`, else in `cwd`.
+class DefaultRoot(NamedTuple):
+    """The store a command without `--store` uses, and how it was found (for the error when none is)."""
+
+    path: Path
+    where: str
+    """Where it looked, said in words: `SESSIONSTORE_DIR`, the git top level, or the directories
+    searched outside git."""
+
+
+def locate_root(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> DefaultRoot:
+    """`SESSIONSTORE_DIR` when set; else `.sessions` at the git top level above `cwd`; outside git, the
+    nearest `.sessions` store in `cwd` or a directory above it (found upward, as git finds `.git`), else
+    `.sessions` in `cwd` (where `session init` creates one).
 
     No subprocess (start-up matters): the git top level is the nearest directory holding `.git`.
     """
     environ = os.environ if env is None else env
     if configured := environ.get(STORE_ENV):
-        return Path(configured)
+        return DefaultRoot(Path(configured), f"${STORE_ENV}")
     here = (cwd or Path.cwd()).resolve()
+    nearest: Path | None = None
     for directory in (here, *here.parents):
         if (directory / ".git").exists():
-            return directory / DEFAULT_DIRNAME
-    return here / DEFAULT_DIRNAME
+            return DefaultRoot(directory / DEFAULT_DIRNAME, f"at the git top level {directory}")
+        if nearest is None and (directory / DEFAULT_DIRNAME / "VERSION").is_file():
+            nearest = directory / DEFAULT_DIRNAME
+    if nearest is not None:
+        return DefaultRoot(nearest, f"the nearest {DEFAULT_DIRNAME}/ above {here} (no git repository)")
+    looked = f"{here}" if here == here.parent else f"{here} and every directory above it"
+    return DefaultRoot(
+        here / DEFAULT_DIRNAME, f"looked for {DEFAULT_DIRNAME}/ in {looked}; not in a git repository"
+    )
+
+
+def default_root(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Path:
+    """The store a command without `--store` uses (see `locate_root`)."""
+    return locate_root(cwd, env).path
 
 
 def project_pyproject(root: Path, cwd: Path | None = None) -> Path | None:
