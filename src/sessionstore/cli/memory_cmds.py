@@ -176,7 +176,8 @@ def merge_driver_cmd(base: Path, ours: Path, theirs: Path, name: str | None) -> 
     \b
     Example:  git config merge.sessionstore-memory.driver 'session memory merge-driver %O %A %B %P'
     """
-    update = merge_memory_files(base, ours, theirs, _settings(None, None))
+    memory = Path(name) if name else None  # git runs the driver at the work tree's top, where %P is
+    update = merge_memory_files(base, ours, theirs, _settings(None, None), memory=memory)
     if update.removed:
         click.echo(f"sessionstore: merged {name or 'MEMORY.md'} past its caps and squashed it", err=True)
     return 0

@@ -28,7 +28,7 @@ from sessionstore.accounting.settings import Settings, find_pyproject
 from sessionstore.errors import NotAStoreError, SessionStoreError, UnknownRevision
 from sessionstore.plumbing.commits import Commit
 from sessionstore.plumbing.fsutil import atomic_replace, fsync_dir
-from sessionstore.plumbing.locks import MEMORY_LOCK, STORE_LOCK, locked
+from sessionstore.plumbing.locks import STORE_LOCK, locked
 from sessionstore.plumbing.logs import Log
 from sessionstore.plumbing.names import check_name, is_valid_name
 from sessionstore.plumbing.objects import ObjectStore
@@ -253,10 +253,4 @@ class StoreLayout:
     @contextmanager
     def store_lock(self) -> Iterator[None]:
         with locked(self.locks_dir, STORE_LOCK, self.settings.lock_timeout_s, what=f"store {self.root}"):
-            yield
-
-    @contextmanager
-    def memory_lock(self) -> Iterator[None]:
-        """Held while a session rewrites MEMORY.md, so two sessions ending at once both keep their bullet."""
-        with locked(self.locks_dir, MEMORY_LOCK, self.settings.lock_timeout_s, what=f"{self.memory_path}"):
             yield

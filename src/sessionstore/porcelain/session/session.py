@@ -206,11 +206,10 @@ class Session(Lockstep):
         summary = (cascade.summary_text(self.messages[0]) if self.messages else None) or summarize_extractive(
             self.messages
         )
-        with self.store.memory_lock():  # read-modify-write: a concurrent end would lose one bullet
-            store = self.store
-            return record_session_end(
-                store.memory_path, self.name, summary, store.settings, model=store.summary_model
-            )
+        store = self.store  # record_session_end holds MEMORY.md's lock (memory.lock) while it rewrites
+        return record_session_end(
+            store.memory_path, self.name, summary, store.settings, model=store.summary_model
+        )
 
     def subscribe(self, listener: Callable[[CompactionEvent], None]) -> None:
         """Call `listener` with every compaction event of this session."""
