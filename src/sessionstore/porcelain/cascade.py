@@ -13,6 +13,7 @@ data (`resolve_window`), capped by `context_window_tokens`, so the gauge and the
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ from ..accounting.thresholds import (
     resolve_window,
     window_for_capacity,
 )
+from ..accounting.tokens import estimate_message
 from ..compaction.events import (
     CompactionEvent,
     ContextCompacted,
@@ -113,6 +115,22 @@ def micro_state(session: Lockstep, level: int, state: MicroState | None) -> Micr
     return state
 
 
+def with_notes(messages: list[ModelMessage], sizes: list[int], notes: list[str]) -> tuple[list, list[int]]:
+    """`messages` with `notes` appended to the summary it starts with (each note once, never twice
+    across successive compactions), and the summary's size re-estimated; unchanged without notes."""
+    if not notes or not messages or summary_text(messages[0]) is None:
+        return messages, sizes
+    first = messages[0]
+    parts = list(first.parts)
+    i = next(i for i, p in enumerate(parts) if p.part_kind == "compaction" and p.content)
+    missing = [n for n in notes if n not in parts[i].content]
+    if not missing:
+        return messages, sizes
+    parts[i] = dataclasses.replace(parts[i], content="\n\n".join([parts[i].content.rstrip(), *missing]))
+    summary = dataclasses.replace(first, parts=parts)
+    return [summary, *messages[1:]], [estimate_message(summary), *sizes[1:]]
+
+
 def _persist(session: Lockstep, result: FullResult, tier: int, focus: str | None) -> Commit:
     extra: dict[str, Any] = {
         "tokens_before": result.tokens_before,
@@ -120,7 +138,8 @@ def _persist(session: Lockstep, result: FullResult, tier: int, focus: str | None
     }
     if focus:
         extra["focus"] = focus
-    return session.commit_checkpoint(result.messages, tier=tier, sizes=result.sizes, extra=extra)
+    messages, sizes = with_notes(result.messages, result.sizes, session.summary_notes)
+    return session.commit_checkpoint(messages, tier=tier, sizes=sizes, extra=extra)
 
 
 def _event(kind: type[CompactionEvent], before: tuple[int, int], commit: Commit) -> CompactionEvent:

@@ -43,6 +43,9 @@ class Session(Lockstep):
     def __init__(self, store: StoreLayout, name: str) -> None:
         self.listeners: list[Callable[[CompactionEvent], None]] = list(store.listeners)
         self._entered_at: str | None = None
+        self.checkpoint_request: str | None = None
+        """A checkpoint asked for before the next request ("" without a focus; None: none asked):
+        set by `request_checkpoint`, honoured and cleared by `SessionCapability` (and `run_turn`)."""
         super().__init__(store, name)
 
     def load(self) -> None:
@@ -151,6 +154,11 @@ class Session(Lockstep):
         self._emit(events)
         assert self.head is not None
         return self.head
+
+    def request_checkpoint(self, focus: str | None = None) -> None:
+        """Ask for a full compaction (a checkpoint) before the next model request of a run on this
+        session: the agent's `compact` tool (`integrations.SessionToolset`). `focus` as for `compact`."""
+        self.checkpoint_request = check_focus(focus) or ""
 
     def checkout(self, rev: str) -> Commit:
         """Rewind (or move) the head to the state at `rev`; the log keeps everything after it."""
