@@ -205,6 +205,7 @@ PORCELAIN_FLOORS = {
     "logscan": 0,
     "heads_file": 0,
     "turn_blobs": 0,
+    "turn_fields": 0,
     "writer": 1,
     "heads": 1,
     "staging": 1,
