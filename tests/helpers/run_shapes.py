@@ -18,6 +18,7 @@ tool call, `run_stream` with text, `run_stream` with structured output, `run_str
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -231,10 +232,8 @@ async def _stream_cancelled(agent: Agent, prompt: str, kw: dict[str, Any]) -> Ou
         while not received:
             await asyncio.sleep(0.01)
         task.cancel()
-        try:
+        with contextlib.suppress(asyncio.CancelledError):
             await task
-        except asyncio.CancelledError:
-            pass
     coder.streamed, coder.chunk_delay = None, 0.0
     return Outcome(_since(kw["message_history"], captured), "".join(received), cancelled=True)
 
