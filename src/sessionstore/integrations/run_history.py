@@ -79,16 +79,15 @@ def _same_parts(ours: list[Any], theirs: list[Any]) -> bool:
 
 
 def _groups(messages: Sequence[ModelMessage]) -> list[tuple[ModelMessage, list[Any], int]]:
-    """(first message, parts, end index) of each response and of each run of adjacent requests:
+    """(first message, parts, start index) of each response and of each run of adjacent requests:
     pydantic-ai merges adjacent requests of a history it is given (a summary request and the user
     request after it become one), so requests are compared by the parts of such a run."""
     out: list[tuple[ModelMessage, list[Any], int]] = []
     for i, msg in enumerate(messages):
         if isinstance(msg, ModelRequest) and out and isinstance(out[-1][0], ModelRequest):
             out[-1][1].extend(msg.parts)
-            out[-1] = (out[-1][0], out[-1][1], i + 1)
         else:
-            out.append((msg, list(msg.parts), i + 1))
+            out.append((msg, list(msg.parts), i))
     return out
 
 
@@ -99,16 +98,28 @@ def extension_of(stored: Sequence[ModelMessage], given: Sequence[ModelMessage]) 
     objects are never serialized."""
     if len(given) >= len(stored) and all(a is b for a, b in zip(stored, given, strict=False)):
         return len(stored)
+    if not stored:
+        return 0
     ours, theirs = _groups(stored), _groups(given)
     if len(theirs) < len(ours):
         return None
-    for (a, a_parts, _), (b, b_parts, _) in zip(ours, theirs, strict=False):
+    for (a, a_parts, _), (b, b_parts, _) in zip(ours[:-1], theirs, strict=False):
         if isinstance(a, ModelRequest) != isinstance(b, ModelRequest):
             return None
-        same = _same_parts(a_parts, b_parts) if isinstance(a, ModelRequest) else same_content(a, b)
-        if not same:
+        if not (_same_parts(a_parts, b_parts) if isinstance(a, ModelRequest) else same_content(a, b)):
             return None
-    return theirs[len(ours) - 1][2] if ours else 0
+    (a, a_parts, _), (b, b_parts, start) = ours[-1], theirs[len(ours) - 1]
+    if not isinstance(a, ModelRequest):
+        return start + 1 if not isinstance(b, ModelRequest) and same_content(a, b) else None
+    # The session's last requests may be followed, in `given`, by more requests of the same run:
+    # the session's history ends where their parts do, at a message boundary.
+    if not isinstance(b, ModelRequest) or not _same_parts(a_parts, b_parts[: len(a_parts)]):
+        return None
+    end, seen = start, 0
+    while seen < len(a_parts):
+        seen += len(given[end].parts)
+        end += 1
+    return end if seen == len(a_parts) else None
 
 
 def first_difference(stored: Sequence[ModelMessage], given: Sequence[ModelMessage]) -> str:
