@@ -226,9 +226,10 @@ PORCELAIN_FLOORS = {
     "naming": 3,
     "diff": 3,
     "cascade": 2,
-    "session": 3,
-    "importing": 4,
-    "store": 4,
+    "recall": 3,
+    "session": 4,
+    "importing": 5,
+    "store": 5,
 }
 
 

@@ -116,17 +116,21 @@ def micro_state(session: Lockstep, level: int, state: MicroState | None) -> Micr
 
 
 def with_notes(messages: list[ModelMessage], sizes: list[int], notes: list[str]) -> tuple[list, list[int]]:
-    """`messages` with `notes` appended to the summary it starts with (each note once, never twice
-    across successive compactions), and the summary's size re-estimated; unchanged without notes."""
+    """`messages` with `notes` at the end of the summary it starts with, each once (a summary built
+    on an earlier one may carry a note along: it is moved to the end, not repeated), and the
+    summary's size re-estimated; unchanged without notes or without a summary."""
     if not notes or not messages or summary_text(messages[0]) is None:
         return messages, sizes
     first = messages[0]
     parts = list(first.parts)
     i = next(i for i, p in enumerate(parts) if p.part_kind == "compaction" and p.content)
-    missing = [n for n in notes if n not in parts[i].content]
-    if not missing:
+    body = parts[i].content
+    for note in notes:
+        body = body.replace(note, "")
+    content = "\n\n".join([body.rstrip(), *notes])
+    if content == parts[i].content:
         return messages, sizes
-    parts[i] = dataclasses.replace(parts[i], content="\n\n".join([parts[i].content.rstrip(), *missing]))
+    parts[i] = dataclasses.replace(parts[i], content=content)
     summary = dataclasses.replace(first, parts=parts)
     return [summary, *messages[1:]], [estimate_message(summary), *sizes[1:]]
 

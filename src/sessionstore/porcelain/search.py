@@ -265,7 +265,7 @@ def search_blob(data: bytes, query: Query) -> Iterator[tuple[PartText, re.Match[
                 yield part, m
 
 
-def _blob_origins(store: SessionStore, name: str, all_history: bool) -> list[tuple[str, Any]]:
+def blob_origins(store: SessionStore, name: str, all_history: bool) -> list[tuple[str, Any]]:
     """(blob id, commit that first stored it) for the blobs to search in session `name`, in order."""
     commits, _ = store.log(name).scan(since_reset=False)
     if not commits:
@@ -287,7 +287,7 @@ def search(
 ) -> Iterator[Hit]:
     """Hits in sessions `names` (default: every session), session by session, oldest message first."""
     for name in names if names is not None else store.sessions():
-        for blob, commit in _blob_origins(store, name, all_history):
+        for blob, commit in blob_origins(store, name, all_history):
             data = store.objects.read(blob)
             for part, m in search_blob(data, query):
                 before, match, after = _snippet(part.text, m)

@@ -20,6 +20,7 @@ from ..errors import SessionBusy, SessionStoreError, UnknownRevision
 from ..plumbing import codec
 from . import cascade
 from .inputs import check_focus
+from .recall import Recalled, recall
 from .revisions import resolve
 from .writer import Lockstep, state_at
 
@@ -71,6 +72,12 @@ class Session(Lockstep):
         view = self._view_cache[1]
         self.note_sent(view.tokens_before - view.tokens_after)
         return view.view()
+
+    def recall(self, query: str, *, limit: int = 5) -> list[Recalled]:
+        """The `limit` messages of this session's whole log that best match `query`, verbatim, each
+        with the revision that first stored it, including every message a summary replaced (see
+        `porcelain.recall`). The agent's `recall` tool (`integrations.SessionToolset`) calls this."""
+        return recall(self.store, self.name, query, limit=limit)
 
     def log(self) -> list[Commit]:
         """Every commit of this session, newest first."""
