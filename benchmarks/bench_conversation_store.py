@@ -308,7 +308,7 @@ def phases(work: Path, turns: list[list[ModelMessage]]) -> list[str]:
     """Where a FileConversationStore save spends its time (one pass of 200 turns, wrapped functions)."""
     from sessionstore.integrations import conversation_store as cs
     from sessionstore.plumbing import fsutil, logs, objects
-    from sessionstore.porcelain import writer
+    from sessionstore.porcelain.session import writer
 
     targets = [
         (cs.codec, "encode_unchecked", "encode messages (pydantic dump)"),

@@ -27,7 +27,7 @@ from bench_perf import cli_env, load_line, medians, no_sync, run_cli, spread
 from bench_store import SESSION_BIN, copy_turn, real_turns
 from common import machine_line, write_section
 
-from sessionstore.porcelain.heads import HEADS_FILE
+from sessionstore.porcelain.session.heads import HEADS_FILE
 from sessionstore.porcelain.store import SessionStore
 
 HEADING = "## session list: the heads cache rebuilt (issue 16 item 5, helper list5)"

@@ -33,8 +33,8 @@ from pydantic_ai.messages import (
 from sessionstore.accounting.settings import Settings
 from sessionstore.accounting.tokens import count_text, estimate_messages
 from sessionstore.compaction.micro import microcompact
-from sessionstore.compaction.text import as_text
 from sessionstore.formats.transcripts import read_transcript
+from sessionstore.summary.text import as_text
 
 REPO = Path(__file__).resolve().parents[1]
 TRANSCRIPT = REPO.parent / "shared" / "realdata" / "claude_code" / "codemie_session-3fe1b6bc.jsonl"

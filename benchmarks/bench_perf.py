@@ -41,7 +41,7 @@ from sessionstore.accounting.tokens import estimate_messages
 from sessionstore.compaction.micro import MicroState, microcompact
 from sessionstore.plumbing import codec, fsutil
 from sessionstore.plumbing.objects import ObjectStore
-from sessionstore.porcelain.heads import HEADS_FILE
+from sessionstore.porcelain.session.heads import HEADS_FILE
 from sessionstore.porcelain.store import SessionStore
 
 HEADING = "## Performance (issue 16)"

@@ -4,7 +4,7 @@ A store is built from the real Claude Code and Codex transcripts in ../shared/re
 times as separate sessions (each copy's messages carry their own `run_id`, so every copy is its own
 blobs and the bytes searched equal the bytes grep reads). Timed, interleaved, minimum of several runs:
 
-- `search`: porcelain/search.py over every session's current state (orjson per message line, regex
+- `search`: porcelain/history/search.py over every session's current state (orjson per message line, regex
   over text, tool arguments and tool output), hits materialised;
 - `grep -r`: GNU grep over the same objects/ directory, in a subprocess (`grep -rc PATTERN objects`),
   the floor any reader of the same files pays, plus a process start.
@@ -28,7 +28,7 @@ from common import REALDATA, interleaved, machine_line, write_section
 
 from sessionstore import SessionStore
 from sessionstore.formats.transcripts import read_transcript
-from sessionstore.porcelain.search import Query, search
+from sessionstore.porcelain.history.search import Query, search
 
 HEADING = "## CLI (issue 15)"
 COPIES = 24

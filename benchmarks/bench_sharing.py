@@ -37,10 +37,10 @@ from sessionstore.plumbing.commits import make_line, parse_line
 from sessionstore.plumbing.fsutil import append_durable
 from sessionstore.plumbing.git import Git
 from sessionstore.plumbing.objects import hash_bytes
-from sessionstore.porcelain.bulk_blobs import write_objects
-from sessionstore.porcelain.pulling import pull
-from sessionstore.porcelain.secret_scan import scan_outgoing
-from sessionstore.porcelain.sharing import push
+from sessionstore.porcelain.sharing.bulk_blobs import write_objects
+from sessionstore.porcelain.sharing.pull import pull
+from sessionstore.porcelain.sharing.push import push
+from sessionstore.porcelain.sharing.secret_scan import scan_outgoing
 from sessionstore.porcelain.store import SessionStore
 
 TRANSCRIPT = REALDATA / "claude_code" / "codemie_session-3fe1b6bc.jsonl"

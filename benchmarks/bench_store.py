@@ -32,7 +32,7 @@ from sessionstore.accounting.tokens import estimate_messages
 from sessionstore.formats.transcripts import read_transcript
 from sessionstore.plumbing import codec, fsutil, logs, objects
 from sessionstore.plumbing.objects import hash_bytes
-from sessionstore.porcelain import writer as writer_mod
+from sessionstore.porcelain.session import writer as writer_mod
 from sessionstore.porcelain.store import SessionStore
 
 TRANSCRIPT = REALDATA / "claude_code" / "codemie_session-3fe1b6bc.jsonl"

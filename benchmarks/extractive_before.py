@@ -29,9 +29,8 @@ from pydantic_ai.messages import (
 
 from sessionstore.accounting.thresholds import over_threshold
 from sessionstore.accounting.tokens import count_text
-from sessionstore.compaction.skeleton import HEADINGS, section_body
-from sessionstore.compaction.text import as_text, shorten_chars, user_text
-from sessionstore.compaction.turns import is_summary_request
+from sessionstore.summary.skeleton import HEADINGS, is_summary_request, section_body
+from sessionstore.summary.text import as_text, shorten_chars, user_text
 
 __all__ = ["EXTRACTIVE_MARKER", "MAX_SUMMARY_TOKENS", "summarize_extractive"]
 

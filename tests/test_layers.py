@@ -16,12 +16,13 @@ RANKS = {
     "errors": 0,
     "plumbing": 1,
     "accounting": 2,
-    "compaction": 3,
-    "formats": 3,
-    "memory": 4,
-    "porcelain": 5,
-    "integrations": 6,
-    "cli": 7,
+    "memory": 3,
+    "summary": 4,
+    "compaction": 5,
+    "formats": 5,
+    "porcelain": 6,
+    "integrations": 7,
+    "cli": 8,
 }
 
 
@@ -197,69 +198,82 @@ def test_the_private_check_catches_a_reach_in() -> None:
     assert _private_reach_ins(own) == []
 
 
-# Floors inside porcelain/ (DESIGN §1): a module imports only modules of a lower floor.
-PORCELAIN_FLOORS = {
-    "inputs": 0,
-    "layout": 0,
-    "gauge": 0,
-    "logscan": 0,
-    "heads_file": 0,
-    "turn_blobs": 0,
-    "turn_fields": 0,
-    "writer": 1,
-    "heads": 1,
-    "staging": 1,
-    "moving": 0,
-    "leftovers": 1,
-    "splitting": 1,
-    "revisions": 1,
-    "maintenance": 2,
-    "secret_scan": 0,
-    "sharing": 1,
-    "bulk_blobs": 1,
-    "landing": 2,
-    "pulling": 3,
-    "lookup": 2,
-    "discovery": 0,
-    "reimport": 1,
-    "search": 2,
-    "naming": 3,
-    "diff": 3,
-    "cascade": 2,
-    "recall": 3,
-    "session": 4,
-    "importing": 5,
-    "store": 5,
-}
+# Floors inside porcelain/ (DESIGN §1), derived from the imports themselves: each sub-package is a unit,
+# the modules at porcelain/'s root are the facade above them all. No hand-kept list to drift.
+FACADE = "(facade)"
 
 
-def test_porcelain_modules_import_only_lower_floors() -> None:
-    graph = _graph()
-    problems = []
-    for module, targets in graph.items():
-        parts = module.split(".")
-        if parts[:2] != ["sessionstore", "porcelain"] or len(parts) != 3:
+def _porcelain_unit(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[:2] != ["sessionstore", "porcelain"] or len(parts) < 3:
+        return None
+    return parts[2] if _is_package(".".join(parts[:3])) else FACADE
+
+
+def porcelain_units() -> dict[str, set[str]]:
+    """Sub-package -> the other sub-packages (or the facade) its modules import."""
+    units: dict[str, set[str]] = {}
+    for module, targets in _graph().items():
+        mine = _porcelain_unit(module)
+        if mine is None:
             continue
-        mine = PORCELAIN_FLOORS.get(parts[2])
-        assert mine is not None, f"{module}: give it a floor in PORCELAIN_FLOORS"
-        for target in targets:
-            tparts = target.split(".")
-            if tparts[:2] == ["sessionstore", "porcelain"] and len(tparts) == 3:
-                theirs = PORCELAIN_FLOORS.get(tparts[2], 99)
-                if theirs >= mine:
-                    problems.append(f"{module} (floor {mine}) imports {target} (floor {theirs})")
-    assert problems == []
+        deps = units.setdefault(mine, set())
+        deps.update(u for t in targets if (u := _porcelain_unit(t)) is not None and u != mine)
+    return units
+
+
+def floors(units: dict[str, set[str]]) -> dict[str, int]:
+    """Each unit's floor: one above the highest unit it imports (0 for none). Raises on a cycle."""
+    out: dict[str, int] = {}
+    visiting: set[str] = set()
+
+    def floor(u: str) -> int:
+        if u in out:
+            return out[u]
+        if u in visiting:
+            raise ValueError(f"import cycle between porcelain sub-packages through {u}")
+        visiting.add(u)
+        out[u] = 1 + max((floor(d) for d in units.get(u, ())), default=-1)
+        visiting.discard(u)
+        return out[u]
+
+    for u in sorted(units):
+        floor(u)
+    return out
+
+
+def test_porcelain_subpackages_form_floors_with_the_facade_on_top() -> None:
+    units = porcelain_units()
+    ranked = floors(units)  # raises on a cycle between sub-packages
+    assert set(units) - {FACADE}, "porcelain/ has sub-packages"
+    assert all(FACADE not in deps for unit, deps in units.items() if unit != FACADE), (
+        "only the facade sits on top"
+    )
+    assert ranked[FACADE] == max(ranked.values())
+    assert ranked["session"] == 0, "session/ is the floor the other sub-packages stand on"
+
+
+def test_porcelain_root_holds_only_the_facade() -> None:
+    root = SRC / "porcelain"
+    assert sorted(p.name for p in root.glob("*.py")) == ["__init__.py", "store.py"]
+
+
+def test_the_floor_finder_ranks_and_finds_a_cycle() -> None:
+    """Positive control: a chain is ranked bottom-up, a planted cycle raises."""
+    assert floors({"a": set(), "b": {"a"}, "c": {"a", "b"}}) == {"a": 0, "b": 1, "c": 2}
+    with pytest.raises(ValueError, match="cycle"):
+        floors({"a": {"b"}, "b": {"a"}})
 
 
 LINE_WRITERS = {"make_line", "append_durable", "truncate_durable", "append_verified", "write_commit"}
 """What builds or appends a log line. Only plumbing (commits, logs, fsutil) and the one commit writer
 define or call them; everything above calls the writer (`write_commit`, `append_verified`) or `Lockstep`."""
 WRITER_USERS = {
-    "sessionstore.porcelain.writer": LINE_WRITERS,
+    "sessionstore.porcelain.session.writer": LINE_WRITERS,
     "sessionstore.plumbing.commits": LINE_WRITERS,
     "sessionstore.plumbing.logs": LINE_WRITERS,
     "sessionstore.plumbing.fsutil": LINE_WRITERS,
-    "sessionstore.porcelain.landing": {"append_verified"},
+    "sessionstore.porcelain.sharing.remote_commits": {"append_verified"},
     "sessionstore.integrations.conversation_store": {"write_commit"},
 }
 

@@ -33,12 +33,12 @@ if TYPE_CHECKING:
     from .integrations.runs import RunReport, SessionCapability, run_turn, run_turn_async
     from .integrations.session_tools import SessionToolset
     from .plumbing.commits import Commit
-    from .porcelain.session import Session
+    from .porcelain.session.session import Session
     from .porcelain.store import SessionStore
 
 _LAZY = {
     "SessionStore": "sessionstore.porcelain.store",
-    "Session": "sessionstore.porcelain.session",
+    "Session": "sessionstore.porcelain.session.session",
     "Commit": "sessionstore.plumbing.commits",
     "Settings": "sessionstore.accounting.settings",
     "FileConversationStore": "sessionstore.integrations.conversation_store",

@@ -18,7 +18,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
 from sessionstore.cli.chat_core import Chat
-from sessionstore.porcelain.gauge import format_gauge, gauge
+from sessionstore.porcelain.session.gauge import format_gauge, gauge
 from sessionstore.porcelain.store import SessionStore
 
 WINDOW = 100_000

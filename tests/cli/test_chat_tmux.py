@@ -19,7 +19,7 @@ import pytest
 from helpers.fake_openai import FakeOpenAI
 from helpers.tmux import Terminal, require_tmux
 from sessionstore.accounting.settings import Settings
-from sessionstore.porcelain.gauge import commit_gauge, format_gauge
+from sessionstore.porcelain.session.gauge import commit_gauge, format_gauge
 from sessionstore.porcelain.store import SessionStore
 
 SESSION = [str(Path(sys.executable).parent / "session")]

@@ -101,7 +101,7 @@ def test_a_store_whose_locks_cannot_be_taken_refuses_writes_in_one_line(root: Pa
 
 
 def test_an_os_error_inside_any_command_is_one_line(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from sessionstore.porcelain import revisions
+    from sessionstore.porcelain.session import revisions
     from sessionstore.porcelain.store import SessionStore
 
     def refused(self: SessionStore, rev: str) -> None:  # every reading of a revision goes through it
@@ -112,7 +112,7 @@ def test_an_os_error_inside_any_command_is_one_line(root: Path, monkeypatch: pyt
 
 
 def test_temp_file_names_are_not_shown(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from sessionstore.porcelain import revisions
+    from sessionstore.porcelain.session import revisions
     from sessionstore.porcelain.store import SessionStore
 
     tmp = str(root / "objects" / ".tmp-abc123")

@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from helpers.cli import assert_refused, run, snapshot
-from sessionstore.porcelain.discovery import claude_code_dir
+from sessionstore.porcelain.importing.transcript_locations import claude_code_dir
 
 REAL = Path(__file__).resolve().parents[3] / "shared" / "realdata"
 CHAT = [

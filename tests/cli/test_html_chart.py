@@ -10,7 +10,7 @@ from helpers.browser import Tree
 from sessionstore.accounting.settings import Settings
 from sessionstore.cli.html_chart import HEIGHT, WIDTH, chart_svg
 from sessionstore.plumbing.commits import Commit
-from sessionstore.porcelain.gauge import commit_gauges
+from sessionstore.porcelain.session.gauge import commit_gauges
 
 SETTINGS = Settings()
 KINDS = st.sampled_from(["turn", "turn", "turn", "compaction", "checkout", "fork", "import"])

@@ -19,7 +19,7 @@ import orjson
 import pytest
 
 from helpers.messages import tagged_turn
-from sessionstore.porcelain.heads import HEADS_FILE
+from sessionstore.porcelain.session.heads import HEADS_FILE
 from sessionstore.porcelain.store import SessionStore
 
 PROBE = """
@@ -45,19 +45,21 @@ STORE_PATH = {
     "sessionstore.plumbing.names", "sessionstore.plumbing.locks", "sessionstore.plumbing.logs",
     "sessionstore.plumbing.commits",
     "sessionstore.plumbing.objects", "sessionstore.plumbing.refs", "sessionstore.porcelain",
-    "sessionstore.porcelain.layout", "sessionstore.porcelain.heads", "sessionstore.porcelain.heads_file",
-    "sessionstore.porcelain.store",
-    "sessionstore.porcelain.logscan", "sessionstore.cli.listing",
+    "sessionstore.porcelain.session", "sessionstore.porcelain.session.layout",
+    "sessionstore.porcelain.session.heads", "sessionstore.porcelain.session.heads_file",
+    "sessionstore.porcelain.store", "sessionstore.porcelain.session.log_stats", "sessionstore.cli.listing",
 }  # fmt: skip
 """Opening a store and listing its logs: what an empty store's `session list` loads."""
 ROWS = {
-    "sessionstore.porcelain.naming", "sessionstore.porcelain.moving",  # set titles (`moving.titles_dir`)
-    "sessionstore.porcelain.lookup", "sessionstore.porcelain.revisions",  # naming's `conversation_of`
+    "sessionstore.porcelain.history", "sessionstore.porcelain.history.naming",
+    "sessionstore.porcelain.session.file_moves",  # set titles (`file_moves.titles_dir`)
+    "sessionstore.porcelain.history.lookup",
+    "sessionstore.porcelain.session.revisions",  # naming's `conversation_of`
 }  # fmt: skip
 """Added once there are rows to print from the heads cache: its cells are the rendered columns."""
 CELLS = {  # the context column: the window, and the calibrated reading (DESIGN §6)
     "sessionstore.accounting.thresholds", "sessionstore.accounting.calibration",
-    "sessionstore.porcelain.gauge",
+    "sessionstore.porcelain.session.gauge",
 }  # fmt: skip
 """Added to make the cells of a head the cache lacks (and for `--json`, which reads every head)."""
 DERIVING: set[str] = set()

@@ -8,11 +8,11 @@ import pytest
 from pydantic_ai.messages import ModelRequest, UserPromptPart
 
 from sessionstore import SessionStore, Settings
-from sessionstore.compaction.skeleton import validate_summary
 from sessionstore.compaction.turns import pairs_intact
 from sessionstore.formats.transcripts import read_transcript
-from sessionstore.porcelain import cascade
-from sessionstore.porcelain.importing import import_transcript
+from sessionstore.porcelain.importing.new_session import import_transcript
+from sessionstore.porcelain.session import cascade
+from sessionstore.summary.skeleton import validate_summary
 
 TRANSCRIPTS = [
     "claude_code/codemie_session-3fe1b6bc.jsonl",

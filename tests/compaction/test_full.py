@@ -18,11 +18,11 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from sessionstore.accounting.settings import Settings
 from sessionstore.accounting.tokens import estimate_messages
-from sessionstore.compaction.extractive import EXTRACTIVE_MARKER
 from sessionstore.compaction.full import full_compact, split_point
-from sessionstore.compaction.skeleton import HEADINGS, section_body, validate_summary
-from sessionstore.compaction.turns import Tail, is_summary_request, pairs_intact
+from sessionstore.compaction.turns import Tail, pairs_intact
 from sessionstore.errors import CompactionError
+from sessionstore.summary.extractive import EXTRACTIVE_MARKER
+from sessionstore.summary.skeleton import HEADINGS, is_summary_request, section_body, validate_summary
 
 PAD = "output line\n" * 400  # ~1,600 tokens
 

@@ -22,7 +22,7 @@ from pydantic_ai.messages import (
 
 from sessionstore.accounting.tokens import count_text, estimate_message, estimate_part
 from sessionstore.compaction.shrink import shrink_message, shrink_part, shrink_summary
-from sessionstore.compaction.skeleton import HEADINGS, validate_summary
+from sessionstore.summary.skeleton import HEADINGS, validate_summary
 
 BIG = "token " * 5000  # ~5,000 tokens
 

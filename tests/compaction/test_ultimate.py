@@ -13,12 +13,12 @@ from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserProm
 from helpers.agent_histories import agent_histories
 from sessionstore.accounting.settings import Settings
 from sessionstore.accounting.tokens import estimate_messages
-from sessionstore.compaction.extractive import EXTRACTIVE_MARKER
-from sessionstore.compaction.skeleton import HEADINGS, validate_summary
-from sessionstore.compaction.text import user_text
-from sessionstore.compaction.turns import is_summary_request, last_user_request, pairs_intact
+from sessionstore.compaction.turns import last_user_request, pairs_intact
 from sessionstore.compaction.ultimate import MIN_ULTIMATE_BUDGET, merge_summaries, ultimate_compact
 from sessionstore.errors import CompactionError
+from sessionstore.summary.extractive import EXTRACTIVE_MARKER
+from sessionstore.summary.skeleton import HEADINGS, is_summary_request, validate_summary
+from sessionstore.summary.text import user_text
 
 
 def summary(goal: str, filler: str = "") -> str:

@@ -15,8 +15,8 @@ from pydantic_ai.messages import CompactionPart, ModelRequest, SystemPromptPart,
 from helpers.transcript_checks import CODEX, assert_pairs, flat
 from sessionstore.formats.codex import SUMMARY_PREFIX
 from sessionstore.formats.transcripts import read_transcript
-from sessionstore.porcelain.cascade import checkpoint_summaries, summary_text
-from sessionstore.porcelain.importing import import_transcript
+from sessionstore.porcelain.importing.new_session import import_transcript
+from sessionstore.porcelain.session.cascade import checkpoint_summaries, summary_text
 from sessionstore.porcelain.store import SessionStore
 
 PREFIX = (

@@ -3,7 +3,7 @@
 The conversation gets a closing turn ("Thanks, please continue.") so that, with a tiny
 `keep_recent_tokens`, the tail is that turn (and at most the one before it) and everything else is
 summarized. `drops_everything` is a FunctionModel body answering the bare skeleton: an LLM summary
-that loses every item, which the check (compaction/check.py) must make whole again.
+that loses every item, which the check (summary/check.py) must make whole again.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Text
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from sessionstore import SessionStore, Settings
-from sessionstore.compaction.skeleton import SKELETON
+from sessionstore.summary.skeleton import SKELETON
 
 CLOSING: list[ModelMessage] = [
     ModelRequest(parts=[UserPromptPart("Thanks, please continue.")]),

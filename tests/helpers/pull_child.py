@@ -16,7 +16,7 @@ import sys
 
 from helpers import appender
 from sessionstore.errors import SessionStoreError
-from sessionstore.porcelain.pulling import pull
+from sessionstore.porcelain.sharing.pull import pull
 from sessionstore.porcelain.store import SessionStore
 
 

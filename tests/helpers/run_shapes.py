@@ -39,7 +39,7 @@ from sessionstore.accounting.tokens import (
 )
 from sessionstore.integrations.run_history import extension_of
 from sessionstore.integrations.runs import RunReport, SessionCapability
-from sessionstore.porcelain.session import Session
+from sessionstore.porcelain.session.session import Session
 
 ANSWER = "I read the files: the parser splits lines, the writer syncs each record before the rename."
 

@@ -1,5 +1,5 @@
 """A blob sync made slow (or failing), with what the writer does meanwhile recorded: the order of a
-commit's steps made visible (tests/porcelain/test_writer.py, tests/integrations/
+commit's steps made visible (tests/porcelain/session/test_writer.py, tests/integrations/
 test_conversation_store.py)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ def slow_blob_sync(monkeypatch: pytest.MonkeyPatch, events: list[str], *, fail: 
 
     from sessionstore.plumbing import fsutil
     from sessionstore.plumbing.logs import Log
-    from sessionstore.porcelain import writer
+    from sessionstore.porcelain.session import writer
 
     sync, extend, make_line = fsutil.StagedTemp.sync, Log.extend, writer.make_line
 

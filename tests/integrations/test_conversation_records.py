@@ -15,7 +15,7 @@ from helpers.messages import tagged_turn
 from sessionstore import FileConversationStore
 from sessionstore.integrations.conversation_records import RECORD, ConversationLog
 from sessionstore.integrations.conversation_store import ConversationNameTaken
-from sessionstore.porcelain.writer import write_commit
+from sessionstore.porcelain.session.writer import write_commit
 
 
 @pytest.mark.parametrize("n", [1, 3])

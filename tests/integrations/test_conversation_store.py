@@ -29,7 +29,7 @@ from sessionstore.integrations.conversation_records import ConversationLog
 from sessionstore.integrations.conversation_store import session_name
 from sessionstore.plumbing.logs import Log
 from sessionstore.plumbing.names import check_name
-from sessionstore.porcelain.writer import write_commit
+from sessionstore.porcelain.session.writer import write_commit
 
 
 def turns(

@@ -39,8 +39,8 @@ from sessionstore.compaction.ultimate import MIN_ULTIMATE_BUDGET
 from sessionstore.errors import CompactionError
 from sessionstore.integrations.protect import Shaped, measure_request, shape_request
 from sessionstore.integrations.runs import RunReport, run_turn
-from sessionstore.porcelain import cascade
-from sessionstore.porcelain.session import Session
+from sessionstore.porcelain.session import cascade
+from sessionstore.porcelain.session.session import Session
 
 BIG = "line of a large file\n" * 400  # ~2,000 tokens of tool output
 

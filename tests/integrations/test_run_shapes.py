@@ -34,7 +34,7 @@ from sessionstore.compaction.turns import pairs_intact
 from sessionstore.integrations.run_history import extension_of, same_content
 from sessionstore.integrations.runs import RunReport, run_turn
 from sessionstore.plumbing import codec
-from sessionstore.porcelain.session import Session
+from sessionstore.porcelain.session.session import Session
 
 WINDOW = 16_000
 PROMPT = "read the three files of the parser and tell me what each does"

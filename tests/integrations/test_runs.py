@@ -19,9 +19,9 @@ from pydantic_ai.usage import RequestUsage
 from sessionstore import SessionStore, Settings
 from sessionstore.accounting import tokens
 from sessionstore.compaction.micro import ELIDED
-from sessionstore.compaction.skeleton import SKELETON, validate_summary
 from sessionstore.compaction.turns import pairs_intact
 from sessionstore.integrations.runs import RunReport, SessionCapability, run_turn, run_turn_async
+from sessionstore.summary.skeleton import SKELETON, validate_summary
 
 
 class Script:
@@ -337,7 +337,7 @@ def scaled_agent(ratio: float, sent: list[int]) -> Agent[None, str]:
 
 
 def test_the_calibration_is_learned_kept_and_scales_what_nothing_measured(tmp_path: Path) -> None:
-    from sessionstore.porcelain.gauge import commit_gauge, format_gauge
+    from sessionstore.porcelain.session.gauge import commit_gauge, format_gauge
 
     store = SessionStore.open(tmp_path, settings=Settings(context_window_tokens=200_000))
     s = store.session("s")

@@ -37,8 +37,8 @@ from sessionstore.integrations.session_tools import (
     SessionToolset,
     render_recalled,
 )
-from sessionstore.porcelain.recall import Recalled
-from sessionstore.porcelain.session import Session
+from sessionstore.porcelain.session.recall import Recalled
+from sessionstore.porcelain.session.session import Session
 
 SERVICES = [
     "payments-gateway", "billing-worker", "search-indexer", "auth-proxy", "media-transcoder",

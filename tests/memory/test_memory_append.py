@@ -170,7 +170,7 @@ def test_actorforth_sixty_sessions_then_squash_keeps_headings_and_newest(
 def test_extractive_summary_becomes_its_goal_without_placeholders_or_repeats() -> None:
     from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
 
-    from sessionstore.compaction.extractive import summarize_extractive
+    from sessionstore.summary.extractive import summarize_extractive
 
     history = [
         ModelRequest(parts=[UserPromptPart(content="Please fix the expired token path in src/auth.py")]),

@@ -26,7 +26,7 @@ import click
 from .output import colour_enabled, fail, is_terminal, open_store, plural, short_id
 
 if TYPE_CHECKING:
-    from ..porcelain.session import Session
+    from ..porcelain.session.session import Session
     from .chat_core import Chat
 
 INSTALL_HINT = "pip install 'sessionstore[chat]'"
@@ -186,6 +186,3 @@ def _mono() -> Any:
     from prompt_toolkit.output import ColorDepth
 
     return ColorDepth.MONOCHROME
-
-
-COMMANDS: list[click.Command] = [chat_cmd]

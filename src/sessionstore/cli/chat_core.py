@@ -22,8 +22,8 @@ from pydantic_ai.capabilities import AbstractCapability
 from ..accounting.tokens import estimate_message, estimate_messages
 from ..errors import SessionStoreError, StaleSessionError
 from ..integrations.runs import run_turn_async
-from ..porcelain import cascade
-from ..porcelain.gauge import Gauge, format_gauge, gauge
+from ..porcelain.session import cascade
+from ..porcelain.session.gauge import Gauge, format_gauge, gauge
 from .chat_slash import Command, Invalid, Message, help_lines, parse, session_rev
 from .history_cmds import describe
 from .output import number, plural, short_id
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from pydantic_ai.tools import RunContext
 
     from ..compaction.events import CompactionEvent
-    from ..porcelain.session import Session
+    from ..porcelain.session.session import Session
     from ..porcelain.store import SessionStore
 
 BAND_STYLE = {"green": "fg:ansigreen bold", "yellow": "fg:ansiyellow bold", "red": "fg:ansired bold"}

@@ -93,6 +93,3 @@ def demo_cmd(ctx: click.Context, name: str | None) -> int:
     session = run_demo(Path(path) if path else None, click.echo, color=colour_enabled(), name=name)
     click.echo(f"\n$ session log {session.name} --oneline")
     return log(open_store(ctx), session.name, oneline=True)
-
-
-COMMANDS = [compact_cmd, end_cmd, demo_cmd]

@@ -32,8 +32,8 @@ from ..accounting.tokens import estimate_message
 from ..compaction.events import CompactionEvent
 from ..errors import SessionStoreError
 from ..integrations.runs import RequestRecord, RunReport, run_turn
-from ..porcelain.gauge import fired_tiers, format_gauge, gauge
-from ..porcelain.session import Session
+from ..porcelain.session.gauge import fired_tiers, format_gauge, gauge
+from ..porcelain.session.session import Session
 from ..porcelain.store import SessionStore
 
 DEMO_WINDOW = 16_000
@@ -237,7 +237,7 @@ def _turn_line(
 ) -> str:
     """One turn: its peak request against the window (what was really sent, the figure a provider
     would have refused), the gauge after the turn, and every tier that fired, mid-run ones marked."""
-    from ..porcelain import cascade
+    from ..porcelain.session import cascade
 
     window, lv = cascade.session_levels(session)
     used, settings = session.measurement.tokens, session.store.settings

@@ -15,7 +15,7 @@ import click
 from ..plumbing import logs
 from ..plumbing.commits import Commit
 from ..plumbing.names import is_valid_name
-from ..porcelain.lookup import conversation_json, conversation_of
+from ..porcelain.history.lookup import conversation_json, conversation_of
 from .output import (
     Painter,
     complete_rev,
@@ -201,7 +201,7 @@ def log_cmd(
 def messages_at(store: SessionStore, commit: Commit) -> list[ModelMessage]:
     """The replayed history after `commit` (imports pydantic-ai: for show and export only)."""
     from ..plumbing import codec
-    from ..porcelain.writer import state_at
+    from ..porcelain.session.writer import state_at
 
     blobs, _ = state_at(store, commit)
     return store.objects.load(blobs, codec.decode)
@@ -321,6 +321,3 @@ def fork_cmd(ctx: click.Context, rev: str, new: str, fmt: str | None) -> int:
     Example:  session fork fix-auth@12 spike
     """
     return fork(open_store(ctx), rev, new, fmt=fmt)
-
-
-COMMANDS: list[click.Command] = [log_cmd, show_cmd, checkout_cmd, fork_cmd]

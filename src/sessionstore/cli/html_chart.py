@@ -2,7 +2,7 @@
 
 One x step per commit (oldest left). Lines: the stored tokens (`tokens`, the local estimate of the
 replayed history) and the measured prefix (`measured`, where a turn recorded one); the micro and full
-levels as step lines, from each commit's resolved window (`porcelain.gauge.commit_gauges`, exactly the
+levels as step lines, from each commit's resolved window (`porcelain.session.gauge.commit_gauges`, exactly the
 gauge's); every compaction as the drop it is (a vertical segment from `tokens_before` to `tokens`),
 checkouts and forks as dashed rules, and the peak of a run's requests (a commit's `peak`, when
 recorded) as a dot. No script: hovering a point shows its `<title>`. Elements carry `data-seq` so a
@@ -16,7 +16,7 @@ from html import escape
 
 from ..accounting.thresholds import over_threshold
 from ..plumbing.commits import Commit
-from ..porcelain.gauge import Gauge, format_tokens
+from ..porcelain.session.gauge import Gauge, format_tokens
 
 WIDTH, HEIGHT = 960, 280
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 16, 40

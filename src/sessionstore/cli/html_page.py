@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..accounting.settings import Settings
 from ..plumbing.commits import Commit
-from ..porcelain.gauge import commit_gauge, commit_gauges, format_gauge
+from ..porcelain.session.gauge import commit_gauge, commit_gauges, format_gauge
 from .history_cmds import describe
 from .html_chart import chart_svg
 from .output import number, plural, short_id

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import CorruptObjectError
-from ..porcelain.heads import Cells, HeadsCache, Row, paused_gc
-from ..porcelain.heads import infos as cached_infos
+from ..porcelain.session.heads import Cells, HeadsCache, Row, paused_gc
+from ..porcelain.session.heads import infos as cached_infos
 from ..porcelain.store import SessionInfo, SessionStore
 from .output import (
     MINUTE_US,
@@ -31,7 +31,7 @@ from .output import (
 
 if TYPE_CHECKING:
     from ..plumbing.commits import Commit
-    from ..porcelain.layout import StoreLayout
+    from ..porcelain.session.layout import StoreLayout
 
 
 def _derived_title(store: StoreLayout, name: str, start: bytes, whole: bool) -> tuple[str, int] | None:
@@ -39,7 +39,7 @@ def _derived_title(store: StoreLayout, name: str, start: bytes, whole: bool) -> 
     store): once per listing, not once per session."""
     derive = _LAZY.get("title")
     if derive is None:
-        from ..porcelain.naming import title_from_start as derive
+        from ..porcelain.history.naming import title_from_start as derive
 
         _LAZY["title"] = derive
     return derive(store, name, start, whole)
@@ -76,9 +76,9 @@ def _cut(text: str, width: int) -> str:
 
 def list_records(store: SessionStore) -> list[dict[str, Any]]:
     """`session list --json`: one object per session (schema in docs/cli.md)."""
-    from ..porcelain.gauge import commit_gauges
-    from ..porcelain.lookup import conversation_json
-    from ..porcelain.naming import title, titled
+    from ..porcelain.history.lookup import conversation_json
+    from ..porcelain.history.naming import title, titled
+    from ..porcelain.session.gauge import commit_gauges
 
     infos, damaged = _infos(store)
     readings = commit_gauges([info.head for info in infos], store.settings)
@@ -150,8 +150,8 @@ def cells_of(store: SessionStore) -> tuple[Cells, str]:
 
     def cells(head: Commit | None) -> list[Any]:
         if "gauges" not in _LAZY:  # lazily: only a head the cache lacks
-            from ..porcelain.gauge import commit_gauges
-            from ..porcelain.lookup import conversation_of
+            from ..porcelain.history.lookup import conversation_of
+            from ..porcelain.session.gauge import commit_gauges
 
             _LAZY["gauges"], _LAZY["conversation"] = commit_gauges, conversation_of
         commit_gauges, conversation_of = _LAZY["gauges"], _LAZY["conversation"]
@@ -262,7 +262,7 @@ def list_lines(
     bold, bold_end = paint.codes(bold=True)
     w_name = 0
     if columns is not None:
-        from ..porcelain.naming import title, titled
+        from ..porcelain.history.naming import title, titled
 
         named = titled(store)
         ages = Ages()

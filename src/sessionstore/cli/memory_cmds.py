@@ -173,6 +173,3 @@ def merge_driver_cmd(base: Path, ours: Path, theirs: Path, name: str | None) -> 
     if update.removed:
         click.echo(f"sessionstore: merged {name or 'MEMORY.md'} past its caps and squashed it", err=True)
     return 0
-
-
-COMMANDS: list[click.Command] = [memory, hooks]

@@ -35,7 +35,7 @@ SHORT_ID = 7
 
 
 def store_path(ctx: click.Context) -> str | None:
-    """The `--store` / SESSIONSTORE_DIR value given to the `session` group (None: the default root)."""
+    """The `--store` (before or after the command) or SESSIONSTORE_DIR value (None: the default root)."""
     obj = ctx.find_root().obj or {}
     return obj.get("store_path")
 
@@ -62,7 +62,7 @@ def store_settings(ctx: click.Context, overrides: dict[str, Any] | None = None) 
     `session memory`): exactly what `SessionStore.open` would load for it."""
     from pathlib import Path
 
-    from ..porcelain.layout import default_root, load_settings
+    from ..porcelain.session.layout import default_root, load_settings
 
     path = store_path(ctx)
     root = default_root() if path is None else Path(path)
@@ -72,14 +72,14 @@ def store_settings(ctx: click.Context, overrides: dict[str, Any] | None = None) 
 def require_session(store: SessionStore, name: str) -> str:
     """The session `name` means (exact, a unique prefix such as an imported transcript's uuid, or a
     conversation id); an unknown name is refused with suggestions. No message is loaded."""
-    from ..porcelain.lookup import require_session as find
+    from ..porcelain.history.lookup import require_session as find
 
     return find(store, name)
 
 
 def resolve(store: SessionStore, rev: str) -> Any:
-    """The commit `rev` names, read as people type it (see porcelain/lookup.py)."""
-    from ..porcelain.lookup import resolve as find
+    """The commit `rev` names, read as people type it (see porcelain/history/lookup.py)."""
+    from ..porcelain.history.lookup import resolve as find
 
     return find(store, rev)
 
@@ -361,13 +361,12 @@ def warn(message: str) -> None:
 
 
 def _completion_store(ctx: click.Context) -> SessionStore | None:
-    """The store named on the command line being completed (the group's callback has not run)."""
+    """The store named on the command line being completed (`--store` is recorded as it is parsed:
+    no command runs)."""
     from ..porcelain.store import SessionStore
 
-    root = ctx.find_root()
-    path = root.params.get("store_path") or (root.obj or {}).get("store_path")
     try:
-        return SessionStore.open(path, create=False, warm=False)
+        return SessionStore.open(store_path(ctx), create=False, warm=False)
     except SessionStoreError:
         return None
 

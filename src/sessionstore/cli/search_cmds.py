@@ -1,6 +1,6 @@
 """`session search` and `session diff`: finding what was said, and what changed between two states.
 
-Both read blobs with orjson (porcelain/search.py, porcelain/diff.py) and never import pydantic-ai.
+Both read blobs with orjson (porcelain/history/search.py and diff.py) and never import pydantic-ai.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..porcelain.diff import Diff, Message
-from ..porcelain.search import ROLES, Query, search
+from ..porcelain.history.diff import Diff, Message
+from ..porcelain.history.search import ROLES, Query, search
 from .output import (
     Painter,
     complete_rev,
@@ -156,7 +156,7 @@ def diff_lines(result: Diff, paint: Painter) -> list[str]:
 
 def diff(store: SessionStore, rev1: str, rev2: str, *, fmt: str | None = None) -> int:
     """`session diff`: messages removed and added from `rev1` to `rev2`; exit 0."""
-    from ..porcelain.diff import diff as compare
+    from ..porcelain.history.diff import diff as compare
 
     result = compare(store, resolve(store, rev1), resolve(store, rev2))
     if fmt == "json":
@@ -180,6 +180,3 @@ def diff_cmd(ctx: click.Context, rev1: str, rev2: str, fmt: str | None, no_pager
     Example:  session diff fix-auth~1 fix-auth      (what the last commit changed)
     """
     return diff(open_store(ctx), rev1, rev2, fmt=fmt)
-
-
-COMMANDS: list[click.Command] = [search_cmd, diff_cmd]

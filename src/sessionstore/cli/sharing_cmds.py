@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..porcelain.pulling import pull
-from ..porcelain.sharing import DEFAULT_REMOTE, DIVERGED, REJECTED, SKIPPED, Outcome, push
+from ..porcelain.sharing.pull import pull
+from ..porcelain.sharing.push import DEFAULT_REMOTE, DIVERGED, REJECTED, SKIPPED, Outcome, push
 from .output import open_store, plural, store_path
 
 
@@ -86,10 +86,7 @@ def pull_cmd(ctx: click.Context, remote: str, names: tuple[str, ...]) -> int:
 def _store_exists(ctx: click.Context) -> bool:
     from pathlib import Path
 
-    from ..porcelain.layout import default_root
+    from ..porcelain.session.layout import default_root
 
     path = store_path(ctx)
     return (default_root() if path is None else Path(path)).exists()
-
-
-COMMANDS: list[click.Command] = [push_cmd, pull_cmd]

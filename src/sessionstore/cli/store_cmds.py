@@ -21,7 +21,7 @@ from .output import (
 )
 
 if TYPE_CHECKING:
-    from ..porcelain.maintenance import FsckReport
+    from ..porcelain.maintenance.fsck_gc import FsckReport
 
 
 def init(path: str | None) -> int:
@@ -64,7 +64,7 @@ def list_cmd(ctx: click.Context, fmt: str | None) -> int:
 
 def fsck(store: SessionStore, *, repair: bool = False, fmt: str | None = None) -> int:
     """`session fsck`: exit 0 when the store is sound, 1 while problems remain."""
-    from ..porcelain import maintenance
+    from ..porcelain.maintenance import fsck_gc as maintenance
 
     with progress("checking sessions") as bar:
         report = maintenance.fsck(store, repair=repair, progress=bar)
@@ -203,6 +203,3 @@ def gc_cmd(
     return gc(
         open_store(ctx), grace_days=grace_days, dry_run=dry_run, include_committed=include_committed, fmt=fmt
     )
-
-
-COMMANDS: list[click.Command] = [init_cmd, list_cmd, fsck_cmd, gc_cmd]

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..formats.registry import AUTO, FORMATS, read_transcripts
 from .output import (
     FilePath,
     complete_rev,
@@ -28,13 +29,12 @@ from .output import (
 
 if TYPE_CHECKING:
     from ..formats.transcripts import ImportedTranscript
-    from ..porcelain.reimport import Growth
+    from ..porcelain.importing.reimport import Growth
     from ..porcelain.store import SessionStore
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "fix-auth.json"
 """A short pydantic-ai conversation with tool calls, shipped as package data for a first try."""
 
-IMPORT_FORMATS = ("auto", "pydantic-ai", "claude-code", "codex", "openai-chat")
 EXPORT_FORMATS = ("pydantic-ai", "html")
 
 
@@ -43,8 +43,8 @@ EXPORT_FORMATS = ("pydantic-ai", "html")
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(IMPORT_FORMATS),
-    default="auto",
+    type=click.Choice((AUTO, *FORMATS)),
+    default=AUTO,
     show_default=True,
     help="Transcript format; auto detects it from the content.",
 )
@@ -66,7 +66,7 @@ def import_cmd(
     codex: bool,
     out: str | None,
 ) -> int:
-    """Import a transcript FILE (pydantic-ai JSON, Claude Code or Codex JSONL, OpenAI chat messages).
+    """Import a transcript FILE, in any format `--format` names (detected from the content by default).
 
     `--claude-code` / `--codex` find the current project's transcripts where those tools keep them
     (Claude Code's projects folder for this directory, Codex's sessions folder) and import the ones
@@ -91,21 +91,6 @@ def import_cmd(
     return import_file(store, source, fmt=fmt, name=name, out=out)
 
 
-def transcripts_of(source: Path, fmt: str) -> list[ImportedTranscript]:
-    """The transcripts in `source`: one, or one per conversation of an OpenAI chat file."""
-    from ..formats import openai_chat
-    from ..formats.common import read_text
-    from ..formats.transcripts import read_transcript
-
-    if fmt == "openai-chat":
-        return openai_chat.read_openai_chat(source)
-    if fmt == "auto":
-        text = read_text(source)
-        if openai_chat.looks_like(text):
-            return openai_chat.read_openai_chat(source, text)
-    return [read_transcript(source, fmt)]
-
-
 Plan = tuple["ImportedTranscript", str | None, "Growth | None"]
 """A transcript, the name to import it as, and how it grows an existing session (None: a new one)."""
 
@@ -114,7 +99,7 @@ def _plan(store: SessionStore, transcript: ImportedTranscript, name: str | None)
     """What importing `transcript` as `name` would do, or why it must not (the session exists and is
     not a prefix of the transcript): the caller refuses or skips it, having changed nothing."""
     from ..plumbing.names import check_name
-    from ..porcelain.reimport import NotAPrefix, growth
+    from ..porcelain.importing.reimport import NotAPrefix, growth
 
     target = check_name(name or transcript.suggested_name)
     if not store.exists(target):
@@ -129,7 +114,7 @@ def _plan(store: SessionStore, transcript: ImportedTranscript, name: str | None)
 
 
 def _import_one(store: SessionStore, plan: Plan) -> dict[str, Any]:
-    from ..porcelain.importing import append_steps, import_transcript
+    from ..porcelain.importing.new_session import append_steps, import_transcript
 
     transcript, name, grown = plan
     steps = transcript.steps if grown is None else grown.new
@@ -176,7 +161,7 @@ def import_file(store: SessionStore, source: Path, *, fmt: str, name: str | None
 
     if name is not None:
         check_name(name)  # refuse a bad --as before reading a possibly large file
-    transcripts = transcripts_of(source, fmt)
+    transcripts = read_transcripts(source, fmt)
     several = len(transcripts) > 1
     names = [
         (f"{name}-{t.suggested_name.rsplit('-', 1)[-1]}" if name else t.suggested_name) if several else name
@@ -212,7 +197,7 @@ def import_file(store: SessionStore, source: Path, *, fmt: str, name: str | None
 def import_discovered(store: SessionStore, *, claude_code: bool, codex: bool, out: str | None) -> int:
     """`session import --claude-code/--codex`: this project's transcripts, new ones imported, grown
     ones appended to; exit 0."""
-    from ..porcelain import discovery
+    from ..porcelain.importing import transcript_locations as discovery
 
     project = Path.cwd().resolve()
     found: list[tuple[str, Path]] = []
@@ -226,7 +211,7 @@ def import_discovered(store: SessionStore, *, claude_code: bool, codex: bool, ou
     done: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
     for fmt, path in found:
-        (transcript,) = transcripts_of(path, fmt)
+        (transcript,) = read_transcripts(path, fmt)
         plan = _plan(store, transcript, None)
         if isinstance(plan, str):  # not a prefix: leave that session alone, go on with the rest
             skipped.append({"source": str(path), "session": transcript.suggested_name, "reason": plan})
@@ -318,6 +303,3 @@ def export(store: SessionStore, rev: str, output: Path | None, *, fmt: str = "py
         err=True,
     )
     return 0
-
-
-COMMANDS: list[click.Command] = [import_cmd, export_cmd]

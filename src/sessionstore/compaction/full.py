@@ -22,7 +22,6 @@ from pydantic_ai.models import Model
 
 from sessionstore.accounting.settings import Settings
 from sessionstore.accounting.tokens import estimate_message
-from sessionstore.compaction.summarizer import summarize
 from sessionstore.compaction.turns import (
     Tail,
     choose_tail,
@@ -32,6 +31,7 @@ from sessionstore.compaction.turns import (
     turn_starts,
 )
 from sessionstore.errors import CompactionError
+from sessionstore.summary.summarizer import summarize
 
 __all__ = [
     "SUMMARY_SHARE",

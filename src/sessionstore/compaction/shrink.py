@@ -26,8 +26,8 @@ from pydantic_ai.messages import (
 
 from sessionstore.accounting.thresholds import over_threshold
 from sessionstore.accounting.tokens import count_text, estimate_part
-from sessionstore.compaction.skeleton import heading_lines
-from sessionstore.compaction.text import as_text, shorten_tokens, user_text
+from sessionstore.summary.skeleton import heading_lines
+from sessionstore.summary.text import as_text, shorten_tokens, user_text
 
 __all__ = ["shrink_message", "shrink_part", "shrink_summary"]
 

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pydantic_ai.messages import (
-    CompactionPart,
     ModelMessage,
     ModelRequest,
     ModelResponse,
@@ -25,12 +24,12 @@ from pydantic_ai.messages import (
 )
 
 from sessionstore.accounting.thresholds import over_threshold
+from sessionstore.summary.skeleton import is_summary_request
 
 __all__ = [
     "Tail",
     "choose_tail",
     "in_turn_cut",
-    "is_summary_request",
     "last_user_request",
     "newest_request",
     "orphans",
@@ -40,14 +39,6 @@ __all__ = [
     "step_boundaries",
     "turn_starts",
 ]
-
-
-def is_summary_request(msg: ModelMessage) -> bool:
-    """A request carrying a compaction summary and no user prompt (what tiers 2 and 3 put first)."""
-    if not isinstance(msg, ModelRequest):
-        return False
-    kinds = {type(p) for p in msg.parts}
-    return CompactionPart in kinds and UserPromptPart not in kinds
 
 
 def _has_user_prompt(msg: ModelMessage) -> bool:

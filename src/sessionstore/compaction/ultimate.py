@@ -27,12 +27,13 @@ from pydantic_ai.messages import CompactionPart, ModelMessage, ModelRequest, Sys
 from sessionstore.accounting.settings import Settings
 from sessionstore.accounting.thresholds import over_threshold
 from sessionstore.accounting.tokens import MESSAGE_OVERHEAD, PART_OVERHEAD, estimate_message
-from sessionstore.compaction.extractive import summarize_extractive
 from sessionstore.compaction.full import FullResult, summary_message, system_parts
 from sessionstore.compaction.shrink import shrink_message, shrink_part, shrink_summary
-from sessionstore.compaction.text import shorten_tokens, user_text
-from sessionstore.compaction.turns import is_summary_request, safe_cuts, turn_starts
+from sessionstore.compaction.turns import safe_cuts, turn_starts
 from sessionstore.errors import CompactionError
+from sessionstore.summary.extractive import summarize_extractive
+from sessionstore.summary.skeleton import is_summary_request
+from sessionstore.summary.text import shorten_tokens, user_text
 
 __all__ = ["MIN_PART_TOKENS", "MIN_ULTIMATE_BUDGET", "merge_summaries", "ultimate_compact"]
 

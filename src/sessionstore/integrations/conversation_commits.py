@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..accounting.tokens import estimate_messages
 from ..plumbing import codec
-from ..porcelain.turn_blobs import stage_turn
+from ..porcelain.session.turn_blobs import stage_turn
 from .conversation_records import AFTER, COUNTS, IDS, ConversationLog, segments
 
 if TYPE_CHECKING:

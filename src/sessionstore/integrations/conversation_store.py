@@ -86,8 +86,8 @@ from ..plumbing import codec
 from ..plumbing.commits import utc_now
 from ..plumbing.fsutil import fsync_dir
 from ..plumbing.names import check_name
+from ..porcelain.session.writer import write_commit
 from ..porcelain.store import SessionStore
-from ..porcelain.writer import write_commit
 from .conversation_commits import reset_commit, turn_commit
 from .conversation_index import ConversationIndex
 from .conversation_records import (

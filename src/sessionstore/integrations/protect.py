@@ -36,12 +36,12 @@ from ..accounting.thresholds import Levels, over_threshold
 from ..compaction.events import CompactionEvent, ContextMicrocompacted, ContextUltimateCompacted
 from ..compaction.ultimate import MIN_ULTIMATE_BUDGET, ultimate_compact
 from ..errors import CompactionError
-from ..porcelain import cascade
+from ..porcelain.session import cascade
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
 
-    from ..porcelain.session import Session
+    from ..porcelain.session.session import Session
 
 __all__ = ["RequestMeasure", "Shaped", "measure_request", "shape_request"]
 

@@ -34,7 +34,7 @@ from pydantic_ai.messages import (
 )
 
 from ..plumbing import codec
-from ..porcelain.reimport import fingerprints
+from ..porcelain.importing.reimport import fingerprints
 
 __all__ = [
     "FINAL_RESULT_PROCESSED",

@@ -41,7 +41,7 @@ from pydantic_ai.tools import DeferredToolRequests
 from ..accounting.thresholds import over_threshold
 from ..accounting.tokens import estimate_message, estimate_tool_definitions
 from ..errors import SessionStoreError, StaleSessionError
-from ..porcelain import cascade
+from ..porcelain.session import cascade
 from .protect import measure_request, shape_request
 from .run_history import (
     close_dangling,
@@ -65,7 +65,7 @@ if TYPE_CHECKING:
     from pydantic_ai.tools import RunContext, ToolDefinition
 
     from ..compaction.events import CompactionEvent
-    from ..porcelain.session import Session
+    from ..porcelain.session.session import Session
 
 __all__ = ["RUN_FIELDS", "RequestRecord", "RunReport", "SessionCapability", "run_turn", "run_turn_async"]
 

@@ -23,11 +23,11 @@ from pydantic_ai.toolsets import FunctionToolset
 
 from ..accounting.tokens import count_text
 from ..errors import SessionStoreError
-from ..porcelain.recall import query_terms
+from ..porcelain.session.recall import query_terms
 
 if TYPE_CHECKING:
-    from ..porcelain.recall import Recalled
-    from ..porcelain.session import Session
+    from ..porcelain.session.recall import Recalled
+    from ..porcelain.session.session import Session
 
 __all__ = ["RECALL_NOTE", "RECALL_TOKENS", "SessionToolset", "render_recalled"]
 

@@ -3,7 +3,7 @@
 A commit's `id` is the sha256 of its other fields as canonical JSON (sorted keys, no spaces), and
 `parent` names the commit before it, so a log (`logs.Log`, which stores these lines) is a hash chain
 like git's history. `make_line` is the one builder of a new line (the session writer,
-`porcelain/writer.py`, is its one caller that commits); `parse_line` reads one back and returns None
+`porcelain/session/writer.py`, is its one caller that commits); `parse_line` reads one back and returns None
 unless its id verifies, so a reader never takes damage for a commit.
 """
 

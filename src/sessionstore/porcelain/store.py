@@ -1,6 +1,6 @@
 """`SessionStore`: the entry point of the public API (DESIGN §5).
 
-The directory, its settings and its locks belong to `StoreLayout` (porcelain/layout.py); this module
+The directory, its settings and its locks belong to `StoreLayout` (porcelain/session/layout.py); this module
 adds what needs the layers above the layout: opening sessions, forks, revisions, fsck and gc.
 """
 
@@ -11,17 +11,24 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..accounting.settings import Settings
-from ..plumbing.commits import Commit
-from ..plumbing.names import check_name
-from . import heads
-from .layout import DEFAULT_DIRNAME, FORMAT_VERSION, SessionInfo, StoreLayout, default_root, load_settings
+from sessionstore.accounting.settings import Settings
+from sessionstore.plumbing.commits import Commit
+from sessionstore.plumbing.names import check_name
+from sessionstore.porcelain.session import heads
+from sessionstore.porcelain.session.layout import (
+    DEFAULT_DIRNAME,
+    FORMAT_VERSION,
+    SessionInfo,
+    StoreLayout,
+    default_root,
+    load_settings,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from .maintenance import FsckReport, GcReport, Progress
-    from .session import Session
+    from sessionstore.porcelain.maintenance.fsck_gc import FsckReport, GcReport, Progress
+    from sessionstore.porcelain.session.session import Session
 
 __all__ = ["DEFAULT_DIRNAME", "FORMAT_VERSION", "SessionInfo", "SessionStore", "default_root"]
 
@@ -31,8 +38,8 @@ def _warm_session_writes() -> None:
     the session module with its writer and cascade, the lock module and the blob writer's pool."""
     import concurrent.futures  # noqa: F401
 
-    from ..plumbing import locks  # noqa: F401
-    from . import session  # noqa: F401
+    from sessionstore.plumbing import locks  # noqa: F401
+    from sessionstore.porcelain.session import session  # noqa: F401
 
 
 class SessionStore(StoreLayout):
@@ -53,7 +60,7 @@ class SessionStore(StoreLayout):
 
         Settings are loaded once, here: `settings` when given (used as is), else the store's project
         pyproject.toml, then SESSIONSTORE_* variables, then `overrides` (CLI flags; None values count as
-        not given). See porcelain/layout.py for which pyproject.toml that is.
+        not given). See porcelain/session/layout.py for which pyproject.toml that is.
 
         `warm` (the default) starts loading, on daemon threads and once per process, what the first
         `Session.append` would otherwise wait for: the tokenizer's table, pydantic's message
@@ -66,7 +73,9 @@ class SessionStore(StoreLayout):
         if settings is None:
             settings = load_settings(root, overrides=overrides)
         if warm:
-            from ..accounting.tokens import preload  # lazily: `warm=False` (the CLI) never imports it
+            from sessionstore.accounting.tokens import (
+                preload,
+            )  # lazily: `warm=False` (the CLI) never imports it
 
             preload(_warm_session_writes)
         return cls(root, settings)
@@ -78,7 +87,9 @@ class SessionStore(StoreLayout):
 
     def session(self, name: str, *, create: bool = True) -> Session:
         """Open session `name` (its replayed history), creating an empty one when `create`."""
-        from .session import Session  # lazily: read-only commands never import pydantic-ai
+        from sessionstore.porcelain.session.session import (
+            Session,
+        )  # lazily: read-only commands never import pydantic-ai
 
         if not create and not self.exists(name):
             raise self.unknown_session(name)
@@ -86,18 +97,18 @@ class SessionStore(StoreLayout):
 
     def fork(self, rev: str, new_name: str) -> Session:
         """A new session whose history is the state at `rev`, sharing its blobs (nothing copied)."""
-        from .session import Session
+        from sessionstore.porcelain.session.session import Session
 
         return Session.fork_from(self, self.resolve(rev), check_name(new_name))
 
     def resolve(self, rev: str) -> Commit:
         """The commit `rev` names (DESIGN §4); `UnknownRevision` lists candidates."""
-        from .revisions import resolve
+        from sessionstore.porcelain.session.revisions import resolve
 
         return resolve(self, rev)
 
     def fsck(self, *, repair: bool = False) -> FsckReport:
-        from .maintenance import fsck
+        from sessionstore.porcelain.maintenance.fsck_gc import fsck
 
         return fsck(self, repair=repair)
 
@@ -112,8 +123,8 @@ class SessionStore(StoreLayout):
         """Delete unreachable blobs older than `grace_days` (`maintenance.gc`). A session removed
         with `rm` less than `grace_days` ago keeps its blobs, so `rm --undo` works for the whole grace
         period; older trash entries are deleted after their blobs."""
-        from . import naming
-        from .maintenance import gc
+        from sessionstore.porcelain.history import naming
+        from sessionstore.porcelain.maintenance.fsck_gc import gc
 
         old: list[naming.Removed] = []
 

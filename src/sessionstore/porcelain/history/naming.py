@@ -1,0 +1,394 @@
+"""`session rm`, `rm --undo`, `rename` and titles: what a session is called, over the store's public API.
+
+Beside DESIGN §2's layout this module keeps two directories of its own:
+
+- `titles/<name>`: a title set by `session rename --title` (one UTF-8 line). Without one, a
+  session's title is derived from its first real user request (`derived_title`), read from its first
+  blob with orjson, never pydantic-ai: `session list` shows it.
+- `trash/<name>.<utc stamp>/`: what `rm` took away, as git's reflog keeps a deleted branch: `log.jsonl`,
+  its checkpoint refs (`refs/`) and its `title`. The blobs stay where they are: `session gc` counts a
+  trash entry younger than its grace period as reaching them (`trash_by_age`), so `rm --undo NAME`
+  puts the newest entry back for that long; an older entry gc deletes (`purge_removed`), with the
+  blobs only it reached (those older than the grace period: they are unreachable by then).
+
+Atomicity. Moving the log file is the commit point of each operation (one `rename(2)`, directory
+fsynced): before it, the session is where it was; after it, where it goes. Refs and title go with it
+as one journalled move (`file_moves`): a kill -9 at any instant leaves no name with refs or a title but no
+log, and the next naming command on those names (or `session fsck --repair`) finishes the move from
+its journal. `rename` holds both sessions' locks (in name order, so two renames cannot deadlock);
+`rm` and `rm --undo` hold the session's.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import orjson
+
+from sessionstore.errors import SessionStoreError
+from sessionstore.plumbing.fsutil import atomic_replace, fsync_dir
+from sessionstore.plumbing.names import check_name
+from sessionstore.porcelain.history.lookup import conversation_of
+from sessionstore.porcelain.session import file_moves
+
+if TYPE_CHECKING:
+    from sessionstore.porcelain.session.layout import StoreLayout as SessionStore
+
+TITLE_CHARS = 60
+"""Longest derived title; a longer request is cut at a word and marked with `…`."""
+STAMP = "%Y%m%dT%H%M%S%fZ"
+"""A trash entry's UTC time (no dot in it: the entry is `<name>.<stamp>` and names may hold dots)."""
+_FIRST_BLOB_BYTES = 1 << 16
+"""How much of a session's first blob `derived_title` reads: the first request is near its start."""
+_NOT_A_REQUEST = re.compile(
+    r"^\s*(<(command-|local-command|system-reminder|user-prompt-submit-hook|environment_context)"
+    r"|<user_instructions>|Caveat:|# Conversation summary|\[Request interrupted)"
+)
+"""User-prompt text that is the harness talking, not the person (Claude Code and Codex wrappers)."""
+_SLASH = re.compile(r"<command-name>(?P<name>[^<]*)</command-name>")
+_ARGS = re.compile(r"<command-args>(?P<args>[^<]*)</command-args>")
+_HOUSEKEEPING = frozenset({"/clear", "/compact", "/model", "/exit", "/help", "/login", "/logout", "/resume"})
+_CODEX_REQUEST = "## My request for Codex:"
+_TITLE_COMMITS = 8
+"""Commits `derived_title` looks through for the first real request."""
+_USER_PROMPT = b'"user-prompt"'
+"""On every blob line that holds a user prompt (the part's `part_kind`, as JSON writes it)."""
+
+
+_titles = file_moves.titles_dir
+_trash = file_moves.trash_dir
+
+
+# --- titles -----------------------------------------------------------------------------------------
+
+
+def shorten_title(text: str, limit: int = TITLE_CHARS) -> str:
+    """One line of at most `limit` characters, cut at a word boundary with `…`."""
+    line = " ".join(text.split())
+    if len(line) <= limit:
+        return line
+    cut = line[: limit - 1]
+    if " " in cut[limit // 2 :]:
+        cut = cut[: cut.rindex(" ")]
+    return cut.rstrip(" ,.;:") + "…"
+
+
+def request_text(text: str) -> str | None:
+    """What the person asked in one user prompt, or None when it is the harness talking.
+
+    Claude Code wraps slash commands (`<command-name>/fix</command-name>`: the command is the request,
+    unless it is a housekeeping one like /clear) and local output; Codex prefixes attached files and
+    puts the request after `## My request for Codex:`."""
+    if (m := _SLASH.search(text)) is not None:
+        command = m["name"].strip()
+        args = _ARGS.search(text)
+        if command in _HOUSEKEEPING:
+            return None
+        return f"{command} {args['args'].strip()}".strip() if args else command
+    if (cut := text.find(_CODEX_REQUEST)) >= 0:
+        text = text[cut + len(_CODEX_REQUEST) :]
+    if not text.strip() or _NOT_A_REQUEST.match(text):
+        return None
+    return text
+
+
+def derived_title(store: SessionStore, name: str) -> str:
+    """The first real user request of session `name` (in its first few commits), shortened; ''
+    when there is none, or when a blob it is in is missing or damaged. Reads log lines and blobs
+    with orjson only."""
+    found = title_from_start(store, name, b"", False)
+    return found[0] if found is not None else ""
+
+
+def title_from_start(store: SessionStore, name: str, start: bytes, whole: bool) -> tuple[str, int] | None:
+    """`derived_title` of session `name` from `start`, its log's first bytes (`whole`: the entire
+    log; else the log is read again when `start` lacks a line the title needs), with how many bytes
+    of the log it depends on: the same bytes there give the same title (-1: on lines still to come,
+    the log held no request in the commits looked through, so any change may change it).
+
+    None when a blob it needs is missing or does not verify against its id: no title is made from
+    unverified bytes (a flipped byte would misname the session), and the caller shows none and
+    keeps none (`session fsck` names the blob). Each blob is read whole and hashed; only its first
+    `_FIRST_BLOB_BYTES` are looked through, as `derived_title` always did."""
+    if not whole and start.count(b"\n") < _TITLE_COMMITS:  # a line the title may need is not in `start`
+        start = _log_start(store, name)
+    lines = start.split(b"\n")[:_TITLE_COMMITS]  # what `readline` gives, the torn tail or b"" included
+    used = 0
+    for first in lines:
+        if not first:
+            return "", -1  # the end of the log
+        try:
+            commit = orjson.loads(first)
+            blobs = [commit["blob"]] if commit.get("blob") else list(commit.get("blobs") or [])
+        except (orjson.JSONDecodeError, AttributeError, TypeError):
+            return "", -1  # the end of the log (or a torn line)
+        used += len(first) + 1
+        for blob in blobs[:2]:
+            request = _first_request(store, blob)
+            if request is None:
+                return None
+            if request:
+                return request, used
+    return "", used
+
+
+def _log_start(store: SessionStore, name: str) -> bytes:
+    """The log's first `_TITLE_COMMITS` lines (fewer at its end)."""
+    try:
+        with open(store.log(name).path, "rb") as f:
+            return b"".join([f.readline() for _ in range(_TITLE_COMMITS)])
+    except FileNotFoundError:
+        return b""
+
+
+def _first_request(store: SessionStore, blob: object) -> str | None:
+    """The shortened first real request in blob `blob`'s first `_FIRST_BLOB_BYTES`, '' when there is
+    none there; None when the blob is missing, unreadable or damaged (its bytes do not hash to `blob`).
+
+    Runs once per session when `session list` rebuilds its cache: only lines holding a user prompt
+    are parsed, and a part whose content is a string is taken as `search.part_texts` gives it."""
+    if not isinstance(blob, str):  # a damaged line's field: no object
+        return None
+    try:  # `ObjectStore.read`: the id checked, never through a link, the bytes verified against it
+        data = store.objects.read(blob)
+    except (OSError, SessionStoreError):
+        return None
+    if len(data) > _FIRST_BLOB_BYTES:
+        data = data[:_FIRST_BLOB_BYTES]
+    if _USER_PROMPT not in data and b"\\u" not in data:
+        return ""
+    for line in data.split(b"\n"):
+        if _USER_PROMPT not in line and b"\\u" not in line:
+            continue  # no user prompt on it: not parsed (a JSON escape might spell one: parsed)
+        try:
+            message = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue  # the cut last line of a large blob, or an empty one
+        if (text := _request_in(message)) is not None:
+            return shorten_title(text)
+    return ""
+
+
+def _request_in(message: object) -> str | None:
+    """The first real request among one stored message's user-prompt parts, or None."""
+    if not isinstance(message, dict):
+        return None
+    parts = message.get("parts")
+    for part in parts if isinstance(parts, list) else ():
+        if not isinstance(part, dict) or part.get("part_kind", "") != "user-prompt":
+            continue
+        content = part.get("content")
+        if content is None:
+            continue
+        if not isinstance(content, str):  # a list of texts and media: as search renders it
+            from sessionstore.porcelain.history.search import part_texts
+
+            content = next(part_texts({"parts": [part]})).text
+        if text := request_text(content):
+            return text
+    return None
+
+
+def title(store: SessionStore, name: str) -> str:
+    """The title `session list` shows: the one set with `set_title`, else `derived_title`."""
+    try:
+        return (_titles(store) / check_name(name)).read_text("utf-8").strip()
+    except (FileNotFoundError, UnicodeDecodeError):
+        return derived_title(store, name)
+
+
+def titled(store: SessionStore) -> frozenset[str]:
+    """Names of the sessions that have a set title (one listing: `session list` asks once)."""
+    try:
+        return frozenset(os.listdir(_titles(store)))
+    except (FileNotFoundError, NotADirectoryError):
+        return frozenset()
+
+
+def set_title(store: SessionStore, name: str, text: str | None) -> None:
+    """Set (or, with None or '', clear) the title of existing session `name`; durable."""
+    file_moves.finish_involving(store, [name])  # a title a crash left staged is put in place first
+    _existing(store, name)
+    path = _titles(store) / name
+    clean = " ".join((text or "").split())
+    with store.lock(name):
+        if not clean:
+            if path.exists():
+                path.unlink()
+                fsync_dir(path.parent)
+            return
+        if not path.parent.is_dir():
+            path.parent.mkdir(exist_ok=True)
+            fsync_dir(store.root)
+        atomic_replace(path, (clean + "\n").encode())
+
+
+# --- rm and undo ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Removed:
+    """A trash entry: which session, when it was removed, and where it waits."""
+
+    name: str
+    when: str
+    path: Path
+
+
+def _existing(store: SessionStore, name: str) -> None:
+    store.require(check_name(name))  # the store's unknown-session error, with its suggestions
+
+
+def _relative(store: SessionStore, path: Path) -> str:
+    return path.relative_to(store.root).as_posix()
+
+
+def _followers(store: SessionStore, name: str) -> list[str]:
+    """Store-relative paths of what goes with `name`'s log: its refs directory and its title."""
+    return [_relative(store, store.refs.dir / name), _relative(store, _titles(store) / name)]
+
+
+def _clear_the_way(store: SessionStore, name: str) -> None:
+    """Set aside refs or a title at `name` that have no log there (never valid: an older crash, or a
+    hand edit), so a session arriving at `name` cannot inherit them; kept in the trash, not deleted."""
+    if not store.exists(name):
+        file_moves.set_aside(store, store.refs.dir / name, f"refs-{name}")
+        file_moves.set_aside(store, _titles(store) / name, f"title-{name}")
+
+
+def remove(store: SessionStore, name: str) -> Removed:
+    """Move session `name`'s log, checkpoint refs and title to the trash (see the module docstring)."""
+    file_moves.finish_involving(store, [name])
+    _existing(store, name)
+    stamp = datetime.now(UTC).strftime(STAMP)
+    entry = _trash(store) / f"{name}.{stamp}"
+    with store.lock(name):
+        _existing(store, name)
+        log = _relative(store, store.log(name).path)
+        refs, title_file = _followers(store, name)
+        into = _relative(store, entry)
+        file_moves.run(store, file_moves.Move(
+            what=f"session rm {name}", locks=(name,), log=(log, f"{into}/log.jsonl"),
+            followers=((refs, f"{into}/refs"), (title_file, f"{into}/title")), made=into,
+        ))  # fmt: skip
+    return Removed(name, stamp, entry)
+
+
+def removed(store: SessionStore, name: str | None = None) -> list[Removed]:
+    """Trash entries (of `name`, or all), oldest first."""
+    try:
+        entries = os.listdir(_trash(store))
+    except FileNotFoundError:
+        return []
+    out = []
+    for entry in entries:
+        base, _, stamp = entry.rpartition(".")
+        if base and not entry.startswith(".") and stamp.endswith("Z") and (name is None or base == name):
+            out.append(Removed(base, stamp, _trash(store) / entry))
+    return sorted(out, key=lambda r: (r.name, r.when))
+
+
+def removed_at(entry: Removed) -> float:
+    """When `entry` went to the trash, as a Unix time (its stamp)."""
+    return datetime.strptime(entry.when, STAMP).replace(tzinfo=UTC).timestamp()
+
+
+def trash_by_age(store: SessionStore, grace_days: float) -> tuple[list[Removed], list[Removed]]:
+    """Trash entries split at the gc grace period: (young: `rm --undo` may still want their blobs,
+    so gc keeps them; old: gc deletes them after their blobs)."""
+    cutoff = datetime.now(UTC).timestamp() - grace_days * 86400
+    young, old = [], []
+    for entry in removed(store):
+        try:
+            (young if removed_at(entry) > cutoff else old).append(entry)
+        except ValueError:  # a stamp this code did not write: keep the entry and its blobs
+            young.append(entry)
+    return young, old
+
+
+def purge_removed(store: SessionStore, entries: list[Removed]) -> list[str]:
+    """Delete trash entries for good (`session gc`, once older than its grace period); their names."""
+    import shutil
+
+    # An interrupted move may still need an entry (its log, or where its followers go): kept until
+    # `fsck --repair` or the next naming command finishes that move.
+    busy = {path for found in file_moves.interrupted(store) if found.move for path in found.move.paths()}
+    out = []
+    for entry in entries:
+        if entry.path.parent == _trash(store) and entry.path.is_dir() and not entry.path.is_symlink():
+            mine = _relative(store, entry.path)
+            if any(path == mine or path.startswith(mine + "/") for path in busy):
+                continue
+            shutil.rmtree(entry.path)
+            out.append(f"{entry.name}.{entry.when}")
+    if out:
+        fsync_dir(_trash(store))
+    return out
+
+
+def undo_remove(store: SessionStore, name: str) -> Removed:
+    """Put back the newest trash entry of `name`; refused if a session has that name again or if gc
+    has already removed blobs it needs (nothing changes then)."""
+    check_name(name)
+    file_moves.finish_involving(store, [name])
+    entries = [e for e in removed(store, name) if (e.path / "log.jsonl").exists()]
+    if not entries:
+        raise SessionStoreError(f"no removed session {name!r} to restore: `session rm --list` shows them")
+    entry = entries[-1]
+    with store.lock(name):
+        if store.exists(name):
+            raise SessionStoreError(
+                f"session {name!r} exists again: rename it first (`session rename {name} NEW`), then undo"
+            )
+        from sessionstore.porcelain.maintenance.fsck_gc import (
+            blobs_named,
+        )  # here: `session list` imports this module, not fsck's
+
+        if missing := sum(not store.objects.exists(b) for b in blobs_named(entry.path / "log.jsonl")):
+            raise SessionStoreError(
+                f"cannot restore {name!r}: `session gc` has removed {missing} of its blobs since it was "
+                f"removed; its log stays in {entry.path}"
+            )
+        _clear_the_way(store, name)
+        refs, title_file = _followers(store, name)
+        came = _relative(store, entry.path)
+        file_moves.run(store, file_moves.Move(
+            what=f"session rm --undo {name}", locks=(name,),
+            log=(f"{came}/log.jsonl", _relative(store, store.log(name).path)),
+            followers=((f"{came}/refs", refs), (f"{came}/title", title_file)), emptied=came,
+        ))  # fmt: skip
+    return entry
+
+
+# --- rename ---------------------------------------------------------------------------------------------
+
+
+def rename(store: SessionStore, old: str, new: str) -> None:
+    """Rename session `old` to `new`, with its checkpoint refs and title (both locks held)."""
+    file_moves.finish_involving(store, [old, new])
+    _existing(store, old)
+    check_name(new)
+    if old == new:
+        raise SessionStoreError(f"session {old!r} already has that name: nothing to do")
+    if conversation_of(store.log(old).head()) is not None:
+        raise SessionStoreError(
+            f"session {old!r} holds a FileConversationStore conversation, whose session name comes from "
+            "its id: rename it through that store (fork it to a new id), not here"
+        )
+    first, second = sorted((old, new))
+    with store.lock(first), store.lock(second):
+        _existing(store, old)
+        if store.exists(new):
+            raise SessionStoreError(f"session {new!r} already exists: choose another name (nothing changed)")
+        _clear_the_way(store, new)
+        log = (_relative(store, store.log(old).path), _relative(store, store.log(new).path))
+        pairs = tuple(zip(_followers(store, old), _followers(store, new), strict=True))
+        file_moves.run(
+            store,
+            file_moves.Move(what=f"session rename {old} {new}", locks=(old, new), log=log, followers=pairs),
+        )

@@ -1,0 +1,238 @@
+"""The store's directory (DESIGN §2) and its settings (DESIGN §10): one owner for both.
+
+`StoreLayout` knows where everything of a store lives (VERSION, objects/, logs/, refs/, locks/, the team's
+MEMORY.md), which settings apply to it, and how to take its locks. Everything above it (the writer,
+sessions, revisions, maintenance, the CLI) asks it; nothing else builds a store path or loads settings.
+
+Where a store's settings come from, later wins:
+
+1. defaults;
+2. `[tool.sessionstore]` of the pyproject.toml nearest the store root (the store's own project), or, for
+   a store outside any project, the one nearest the current directory;
+3. `SESSIONSTORE_*` environment variables;
+4. an explicit `Settings` (replaces 1-3) or CLI flags (`overrides`, on top of 1-3).
+
+Python and the CLI both open stores through `SessionStore.open`, so for the same store and directory they
+read the same values.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from sessionstore.accounting.settings import Settings, find_pyproject
+from sessionstore.errors import NotAStoreError, SessionStoreError, UnknownRevision
+from sessionstore.plumbing.commits import Commit
+from sessionstore.plumbing.fsutil import atomic_replace, fsync_dir
+from sessionstore.plumbing.locks import MEMORY_LOCK, STORE_LOCK, locked
+from sessionstore.plumbing.logs import Log
+from sessionstore.plumbing.names import check_name, is_valid_name
+from sessionstore.plumbing.objects import ObjectStore
+from sessionstore.plumbing.refs import RefStore
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from sessionstore.compaction.events import CompactionEvent
+
+FORMAT_VERSION = "1"
+DEFAULT_DIRNAME = ".sessions"
+STORE_ENV = "SESSIONSTORE_DIR"
+GITIGNORE = b"locks/\nindex/\n"
+"""Neither travels: locks are per machine, index/ is derived from the logs (see `HeadsCache`)."""
+GITATTRIBUTES = b"* -text\n"
+"""Blobs are named by the sha256 of their exact bytes: git must never convert their line endings."""
+
+
+def default_root(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Path:
+    """`SESSIONSTORE_DIR` when set, else `.sessions` at the git top level above `cwd`, else in `cwd`.
+
+    No subprocess (start-up matters): the git top level is the nearest directory holding `.git`.
+    """
+    environ = os.environ if env is None else env
+    if configured := environ.get(STORE_ENV):
+        return Path(configured)
+    here = (cwd or Path.cwd()).resolve()
+    for directory in (here, *here.parents):
+        if (directory / ".git").exists():
+            return directory / DEFAULT_DIRNAME
+    return here / DEFAULT_DIRNAME
+
+
+def project_pyproject(root: Path, cwd: Path | None = None) -> Path | None:
+    """The pyproject.toml whose `[tool.sessionstore]` configures the store at `root` (see the module doc)."""
+    return find_pyproject(root) or find_pyproject(cwd or Path.cwd())
+
+
+def load_settings(
+    root: Path,
+    *,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """The settings of the store at `root`: its project's pyproject.toml < `env` < `overrides`."""
+    pyproject = project_pyproject(root, cwd)
+    start = pyproject.parent if pyproject is not None else root  # None: no project above either
+    return Settings.load(start=start, env=env, overrides=overrides)
+
+
+class SessionInfo(NamedTuple):
+    """What `session list` shows, read from the head line and the refs only.
+
+    Immutable, compared field by field. A named tuple rather than a frozen dataclass: `session list`
+    makes one per session (10,000 in a big store), and a tuple is built in a third of the time and
+    defined without the dataclass machinery's start-up cost. (Its `count` is the head's message count,
+    not `tuple.count`.)"""
+
+    name: str
+    head: Commit | None
+    checkpoints: int
+    title: str | None = None
+    """`derive(layout, name)` when `infos` was given one (the derived title), else None."""
+
+    @property
+    def count(self) -> int:  # type: ignore[override]
+        return self.head.count if self.head else 0
+
+    @property
+    def tokens(self) -> int:
+        return self.head.tokens if self.head else 0
+
+
+class StoreLayout:
+    """A store directory and its settings: blobs, logs, checkpoint refs, locks and MEMORY.md."""
+
+    def __init__(self, root: Path, settings: Settings) -> None:
+        self.root = root
+        self.settings = settings
+        """Loaded once when the store is opened (see the module docstring); every layer reads these."""
+        self.objects = ObjectStore(root)
+        self.refs = RefStore(root)
+        self.logs_dir = root / "logs"
+        self.locks_dir = root / "locks"
+        self.listeners: list[Callable[[CompactionEvent], None]] = []
+        """Called with every compaction event of every session opened from this store."""
+        self.summarizer: Any = None
+        """The summary model for tier 2, memory compression and `Session.end`: a pydantic-ai `Model` or
+        model id. None means the `model` setting ("extractive", the offline summarizer, by default)."""
+
+    @property
+    def summary_model(self) -> Any:
+        """What summarizes for this store: `summarizer` when set, else the `model` setting."""
+        return self.summarizer if self.summarizer is not None else self.settings.model
+
+    # -- creating and checking the directory --------------------------------------------------------
+
+    @staticmethod
+    def check(root: Path, *, create: bool) -> None:
+        """Make sure `root` is a store of this format, creating it when `create` (else NotAStoreError)."""
+        version = root / "VERSION"
+        if not version.is_file():
+            if not create:
+                raise NotAStoreError(f"{root} is not a session store: run `session init` (or pass --store)")
+            StoreLayout.create(root)
+        elif (found := version.read_text("ascii", errors="replace").strip()) != FORMAT_VERSION:
+            raise NotAStoreError(
+                f"{root} has store format {found!r}, this sessionstore reads {FORMAT_VERSION!r}: upgrade it"
+            )
+
+    @staticmethod
+    def create(root: Path) -> None:
+        """Create the directories, `.gitignore`, `.gitattributes`, then VERSION last (it marks a store)."""
+        if root.exists() and not root.is_dir():
+            raise NotAStoreError(f"{root} exists and is not a directory: choose another --store path")
+        try:
+            for sub in ("objects", "logs", "refs/checkpoints", "locks"):
+                (root / sub).mkdir(parents=True, exist_ok=True)
+            atomic_replace(root / ".gitignore", GITIGNORE)
+            atomic_replace(root / ".gitattributes", GITATTRIBUTES)
+            atomic_replace(root / "VERSION", f"{FORMAT_VERSION}\n".encode())  # last: marks it complete
+            fsync_dir(root.parent)
+        except OSError as err:  # no VERSION was written, so nothing half-made passes for a store
+            where = os.fsdecode(err.filename) if err.filename is not None else str(root)
+            raise NotAStoreError(
+                f"cannot create a session store at {root} ({where}: {err.strerror or err}): "
+                "choose another --store path"
+            ) from None
+
+    @property
+    def memory_path(self) -> Path:
+        """The team's MEMORY.md: at the git top level above the store, else beside the store."""
+        here = self.root.resolve()
+        for directory in here.parents:
+            if (directory / ".git").exists():
+                return directory / "MEMORY.md"
+        return here.parent / "MEMORY.md"
+
+    # -- sessions on disk ---------------------------------------------------------------------------
+
+    def log(self, name: str) -> Log:
+        return Log(self.logs_dir, check_name(name))
+
+    def exists(self, name: str) -> bool:
+        return self.log(name).exists()
+
+    def sessions(self) -> list[str]:
+        """Names of all sessions, sorted. A stray `.jsonl` in logs/ (a directory, or a name no session
+        can have, like a copy named "x (1).jsonl") is no session: `stray_logs` lists them for fsck."""
+        return sorted(name for name, is_log in self._log_entries() if is_log)
+
+    def stray_logs(self) -> list[str]:
+        """File names under logs/ that look like logs but cannot be one (see `sessions`), sorted."""
+        return sorted(f"{name}.jsonl" for name, is_log in self._log_entries() if not is_log)
+
+    def _log_entries(self) -> list[tuple[str, bool]]:
+        try:
+            with os.scandir(self.logs_dir) as entries:  # the file type comes with the listing: no stat
+                return [
+                    (e.name[:-6], is_valid_name(e.name[:-6]) and e.is_file())
+                    for e in entries
+                    if e.name.endswith(".jsonl")
+                ]
+        except FileNotFoundError:
+            return []
+
+    def info(self, name: str) -> SessionInfo:
+        """Head commit and checkpoint count of `name`, without loading any message."""
+        try:
+            checkpoints = sum(1 for k in os.listdir(self.refs.dir / check_name(name)) if k.isdigit())
+        except FileNotFoundError:
+            checkpoints = 0
+        return SessionInfo(name, self.log(name).head(), checkpoints)
+
+    def unknown_session(self, name: str) -> SessionStoreError:
+        """The error for a session that does not exist, suggesting close names."""
+        import difflib  # errors only: start-up stays lean
+
+        close = difflib.get_close_matches(name, self.sessions(), n=3)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ": see `session list`"
+        return UnknownRevision(f"no session {name!r}{hint}")
+
+    def require(self, name: str) -> None:
+        """Refuse a session name that does not exist, suggesting close ones (no message is loaded)."""
+        if not self.exists(name):
+            raise self.unknown_session(name)
+
+    # -- locks --------------------------------------------------------------------------------------
+
+    @contextmanager
+    def lock(self, name: str) -> Iterator[None]:
+        """The session's write lock (DESIGN §3): every commit of `name` is written under it."""
+        with locked(self.locks_dir, name, self.settings.lock_timeout_s):
+            yield
+
+    @contextmanager
+    def store_lock(self) -> Iterator[None]:
+        with locked(self.locks_dir, STORE_LOCK, self.settings.lock_timeout_s, what=f"store {self.root}"):
+            yield
+
+    @contextmanager
+    def memory_lock(self) -> Iterator[None]:
+        """Held while a session rewrites MEMORY.md, so two sessions ending at once both keep their bullet."""
+        with locked(self.locks_dir, MEMORY_LOCK, self.settings.lock_timeout_s, what=f"{self.memory_path}"):
+            yield

@@ -1,0 +1,166 @@
+"""What a listing stats of a store (`heads`): every log in name order with its stat, the checkpoint
+refs directories' keys and counts, and the stamp of logs/ as a whole (issue 16 item 5); and the first
+bytes of a log whose cached entry misses (`read_start`), which hold its head when it is that short.
+
+Paths in, stats out: one `listdir` and one stat per log, relative to the open directory (the stat
+gives the file type, so no `DirEntry` is made; no path is built), nothing of a stat kept longer than
+its turn (10,000 stat results held at once cost more in fresh memory than the stats themselves).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from array import array
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from sessionstore.plumbing.commits import Commit, parse_line
+from sessionstore.plumbing.fsutil import check_store_dir
+from sessionstore.plumbing.names import is_valid_name
+
+
+def log_stats(
+    logs_dir: Path, known: Collection[str] = (), taken: dict[str, os.stat_result] | None = None
+) -> Iterator[tuple[str, os.stat_result]]:
+    """(name, stat) of every session log, in name order: exactly what `StoreLayout.sessions` lists (a
+    regular file, or a link to one that reading it then refuses). Names in `known` (a cache's, each
+    checked when it was cached) skip the name check. A log removed after the listing is left out.
+    `taken`: the stats `stamp` just kept, by entry, used instead of listing and stating again."""
+    if taken is not None:
+        names = sorted(entry[:-6] for entry in taken)
+        unknown = set(names).difference(known)
+        is_file = stat.S_ISREG
+        for name in names:
+            st = taken[f"{name}.jsonl"]
+            if (name not in unknown or is_valid_name(name)) and is_file(st.st_mode):
+                yield name, st
+        return
+    with _logs(logs_dir, known) as (fd, names):
+        is_file = stat.S_ISREG
+        for name in names:
+            try:
+                st = os.stat(f"{name}.jsonl", dir_fd=fd)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            if is_file(st.st_mode):
+                yield name, st
+
+
+@contextmanager
+def _logs(logs_dir: Path, known: Collection[str]) -> Iterator[tuple[int, list[str]]]:
+    """The open logs/ directory and the session names its `.jsonl` entries give, sorted as
+    `sessions` sorts them ("a" before "a-b", not by file name); only names not in `known` are
+    checked (one set difference, not a check per log). Nothing when there is no logs/."""
+    check_store_dir(logs_dir)
+    try:
+        fd = os.open(logs_dir, os.O_RDONLY | os.O_DIRECTORY)
+    except FileNotFoundError:
+        yield -1, []
+        return
+    try:
+        names = [entry[:-6] for entry in os.listdir(fd) if entry.endswith(".jsonl")]
+        unknown = set(names).difference(known)
+        if unknown and not all(map(is_valid_name, unknown)):
+            names = [name for name in names if name not in unknown or is_valid_name(name)]
+        names.sort()
+        yield fd, names
+    finally:
+        os.close(fd)
+
+
+def ref_dirs(refs_dir: Path) -> set[str]:
+    """Names with a checkpoint refs directory (or anything in its place): one listing."""
+    try:
+        return set(os.listdir(refs_dir))
+    except (FileNotFoundError, NotADirectoryError):
+        return set()
+
+
+def refs_key(refs_dir: Path, name: str) -> list[int] | None:
+    """(mtime_ns, inode) of `name`'s refs directory: a ref is only ever added or removed by a rename
+    or unlink in it, which moves its mtime, so an unchanged key means an unchanged count."""
+    try:
+        st = os.stat(refs_dir / name)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return [st.st_mtime_ns, st.st_ino]
+
+
+def count_checkpoints(refs_dir: Path, name: str) -> int:
+    """What `StoreLayout.info` counts: the entries of the refs directory named by a number."""
+    try:
+        return sum(1 for k in os.listdir(refs_dir / name) if k.isdigit())
+    except (FileNotFoundError, NotADirectoryError):
+        return 0
+
+
+def stamp(logs_dir: Path, refs_dir: Path, keep: dict[str, os.stat_result] | None = None) -> str:
+    """The sha256 of every entry of logs/ in the order listed, and of each `.jsonl` entry's stat
+    (mode, size, mtime, ctime, inode) with its refs directory's key, hashed as it comes (ints and
+    tuples of ints hash the same in every process, and a change of one field always changes the
+    hash). One stat per log and nothing else per entry: an added, removed or changed entry, a stray
+    file's included, changes it; equal stamps mean every log and refs directory is as it was.
+    `keep`: filled with each `.jsonl` entry's stat, for a listing about to read them (`log_stats`)."""
+    check_store_dir(logs_dir)
+    try:
+        fd = os.open(logs_dir, os.O_RDONLY | os.O_DIRECTORY)
+    except FileNotFoundError:
+        return ""
+    with_refs = {f"{name}.jsonl" for name in ref_dirs(refs_dir)}
+    hashes: list[int] = []
+    try:
+        entries = os.listdir(fd)
+        for entry in entries:
+            if entry.endswith(".jsonl"):
+                try:
+                    st = os.stat(entry, dir_fd=fd)
+                except OSError:
+                    hashes.append(0)
+                    continue
+                if keep is not None:
+                    keep[entry] = st
+                refs = (-1, -1)
+                if entry in with_refs:
+                    with suppress(OSError):
+                        refs_st = os.stat(refs_dir / entry[:-6])
+                        refs = (refs_st.st_mtime_ns, refs_st.st_ino)
+                hashes.append(hash((st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, refs)))
+    finally:
+        os.close(fd)
+    text = "\n".join(entries).encode("utf-8", "surrogateescape")
+    return hashlib.sha256(text + b"\0" + array("q", hashes).tobytes()).hexdigest()
+
+
+START = 1 << 16
+"""Bytes `read_start` reads from the start of a log (the head's line, when the log is that short,
+and the first lines a derived title comes from)."""
+_OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+
+
+def read_start(logs_dir: Path, name: str) -> tuple[bytes, bool]:
+    """Up to `START` bytes from the start of `name`'s log and whether they are all of it; (b"",
+    False) when it cannot be opened as a regular file here (`Log.head` then says why)."""
+    try:
+        fd = os.open(f"{logs_dir}/{name}.jsonl", _OPEN)
+    except OSError:
+        return b"", False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return b"", False
+        data = os.pread(fd, min(st.st_size, START), 0)  # no 64 KiB buffer made for 300 bytes
+    finally:
+        os.close(fd)
+    return data, len(data) == st.st_size
+
+
+def head_in(start: bytes, whole: bool, name: str) -> Commit | None:
+    """The head of `name`'s log when `start` is all of it and ends in a verified line; None in any
+    other case, damage included, which is `Log.head`'s to read (its errors are the listing's)."""
+    if whole and start.endswith(b"\n"):
+        at = start.rfind(b"\n", 0, len(start) - 1) + 1
+        return parse_line(start[at:-1], name, at)
+    return None
