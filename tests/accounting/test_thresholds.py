@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import math
 from pathlib import Path
 
 import pytest
@@ -175,7 +176,7 @@ def test_measure_uses_newest_usage_plus_tail() -> None:
 
 def test_measure_without_usage_is_local() -> None:
     history, sizes = sized([req(), resp(), req()])
-    assert measure(history, sizes) == Measurement(tokens=30, local=30)
+    assert measure(history, sizes) == Measurement(tokens=30, local=30, estimate=30)
 
 
 def test_newest_response_without_usage_invalidates_older() -> None:
@@ -192,7 +193,7 @@ def test_last_usage_stands_in_for_newest_response() -> None:
 
 def test_reset_point_ignores_older_responses() -> None:
     history, sizes = sized([req(), resp(5000, 20), req()])
-    assert measure(history, sizes, reset_at=2) == Measurement(tokens=30, local=30)
+    assert measure(history, sizes, reset_at=2) == Measurement(tokens=30, local=30, estimate=30)
     assert measure(history, sizes, reset_at=1).tokens == 5030
 
 
@@ -210,7 +211,7 @@ def test_meter_refresh_rules() -> None:
     assert meter.failed(history, sizes).tokens == 720
     # a success whose response carries no usage invalidates: back to the local estimate
     history, sizes = sized([*history, resp()])
-    assert meter.succeeded(history, sizes) == Measurement(tokens=40, local=40)
+    assert meter.succeeded(history, sizes) == Measurement(tokens=40, local=40, estimate=40)
     # measured again
     history, sizes = sized([*history, req(), resp(900, 50)])
     assert meter.succeeded(history, sizes).tokens == 950
@@ -224,9 +225,41 @@ def test_meter_refresh_rules() -> None:
     assert meter.succeeded(history, sizes).tokens == 105
 
 
+def test_a_usage_below_the_estimate_never_lowers_the_decision() -> None:
+    # FunctionModel's default usage is a word count: present, and far below what was sent.
+    history, sizes = sized([req(), resp(12, 3), req()])
+    m = measure(history, sizes)
+    assert (m.tokens, m.measured_tokens, m.estimate, m.figure) == (30, 25, 30, "estimate")
+    assert m.measured and m.anchor == 1
+
+
+def test_the_factor_scales_the_estimate_and_what_follows_the_measurement() -> None:
+    history, sizes = sized([req(), resp(500, 20), req(), req()])
+    m = measure(history, sizes, factor=1.5)
+    assert (m.measured_tokens, m.estimate, m.tokens, m.figure) == (520 + 30, 60, 550, "measured")
+    unmeasured = measure(sized([req(), resp(), req()])[0], [100, 100, 101], factor=1.29)
+    assert unmeasured.tokens == unmeasured.estimate == 389 and unmeasured.figure == "estimate"  # rounded up
+
+
+@given(
+    st.lists(st.integers(0, 5_000), min_size=1, max_size=12),
+    st.lists(st.integers(0, 3_000), min_size=1, max_size=12),
+    st.floats(1.0, 2.0),
+)
+def test_the_decision_is_the_larger_figure_for_any_history(
+    sizes: list[int], usages: list[int], factor: float
+) -> None:
+    history = [resp(usages[i % len(usages)], 1) if i % 2 else req() for i in range(len(sizes))]
+    m = measure(history, sizes, factor=factor)
+    assert m.estimate == (math.ceil(sum(sizes) * factor) if factor != 1.0 else sum(sizes))
+    assert m.tokens == max(m.estimate, m.measured_tokens or 0) >= sum(sizes)
+    measured_decides = m.measured_tokens is not None and m.measured_tokens >= m.estimate
+    assert (m.figure == "measured") == measured_decides
+
+
 def test_meter_failed_without_previous_is_local() -> None:
     history, sizes = sized([req()])
-    assert Meter().failed(history, sizes) == Measurement(tokens=10, local=10)
+    assert Meter().failed(history, sizes) == Measurement(tokens=10, local=10, estimate=10)
 
 
 # --- cache ------------------------------------------------------------------------------------------

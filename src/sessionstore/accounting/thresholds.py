@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SettingsError
+from .calibration import decide
 from .settings import Settings, threshold_override
 
 if TYPE_CHECKING:
@@ -190,20 +191,40 @@ def over_threshold(tokens: int, level: int) -> bool:
 
 @dataclass(frozen=True)
 class Measurement:
-    """What the triggers compare: provider-measured prefix plus local estimates after it, or all local.
+    """What the triggers compare: the decision figure of DESIGN §6 and what it is made of.
 
-    `anchor` is the index of the response whose usage anchors the measurement (None: all local), and
-    `anchor_tokens` that usage's input + output. `local` is the full local estimate, for stats.
+    `tokens` = max(`measured`, `estimate`) (`calibration.decide`): `measured` is the provider-measured
+    prefix (`anchor_tokens`, the input + output of the response at index `anchor`) plus the calibrated
+    local estimate of the messages after it, None when no usage measures the history; `estimate` is
+    the calibrated local estimate of the whole history and `local` the plain one (what `log`, `show`
+    and stats report). `factor` is the decision factor both were scaled by (>= 1.0).
     """
 
     tokens: int
     local: int
     anchor: int | None = None
     anchor_tokens: int = 0
+    measured_tokens: int | None = None
+    estimate: int | None = None
+    factor: float = 1.0
 
     @property
     def measured(self) -> bool:
         return self.anchor is not None
+
+    @property
+    def figure(self) -> str:
+        """Which figure `tokens` is: `"measured"` (the measured prefix decides) or `"estimate"`."""
+        if self.measured_tokens is not None and self.measured_tokens >= (self.estimate or 0):
+            return "measured"
+        return "estimate"
+
+
+def _decided(local: int, factor: float, anchor: int | None, anchor_tokens: int, tail: int) -> Measurement:
+    """The measurement of a history: `decide` on its local estimate and, when anchored, its prefix."""
+    d = decide(local, factor, anchor_tokens if anchor is not None else None, tail)
+    return Measurement(d.tokens, local, anchor, anchor_tokens if anchor is not None else 0, d.measured,
+                       d.estimate, factor)  # fmt: skip
 
 
 def _usage_tokens(usage: Any) -> int | None:
@@ -223,17 +244,23 @@ def measure(
     *,
     reset_at: int = 0,
     local: int | None = None,
+    factor: float = 1.0,
+    elided: int = 0,
 ) -> Measurement:
     """Measure `history` (with its per-message local `sizes`) for the triggers.
 
     `local`: `sum(sizes)` when the caller already knows it (a session's head records it), so a
     measurement after each turn costs O(messages since the newest response), not O(history).
+    `factor`: the decision factor of the session's model (`Calibration.decision_factor`); `elided`:
+    tokens of tool output tier 1 blanked from the view the newest response answered (its usage
+    measured the blanked view, so they are added back to the measured figure).
 
     The newest `ModelResponse` at or after `reset_at` anchors the measurement when it carries usage
-    (`last_usage`, if given, stands in for that response's own usage): its input + output plus the sizes
-    of the messages after it. A newest response without usage, or none since the reset point (a
-    compaction, checkout, fork or import: older responses measured a context that no longer exists),
-    gives the full local estimate.
+    (`last_usage`, if given, stands in for that response's own usage): its input + output plus the
+    calibrated sizes of the messages after it. A newest response without usage, or none since the
+    reset point (a compaction, checkout, fork or import: older responses measured a context that no
+    longer exists), leaves the calibrated local estimate alone. Either way `tokens` is never below
+    the calibrated local estimate (DESIGN §6: decisions take the larger figure).
     """
     if len(sizes) != len(history):
         raise ValueError(f"sizes has {len(sizes)} entries for {len(history)} messages")
@@ -245,9 +272,8 @@ def measure(
         measured = _usage_tokens(last_usage if last_usage is not None else history[index].usage)
         if measured is None:
             break  # the newest response has no usage: that invalidates any older measurement
-        tail = sum(sizes[index + 1 :])
-        return Measurement(tokens=measured + tail, local=local, anchor=index, anchor_tokens=measured)
-    return Measurement(tokens=local, local=local)
+        return _decided(local, factor, index, measured + elided, sum(sizes[index + 1 :]))
+    return _decided(local, factor, None, 0, 0)
 
 
 def next_tier(measurement: Measurement | int, levels: Levels) -> int:
@@ -265,7 +291,8 @@ class Meter:
     """The measurement a Session keeps across turns, with DESIGN §6's refresh rules.
 
     Call `succeeded` after a model request returned, `failed` after one raised, `reset` after a
-    compaction, checkout, fork or import replaced the history.
+    compaction, checkout, fork or import replaced the history. `factor` (each call's) is the
+    session's decision factor at that moment (`Calibration.decision_factor`).
     """
 
     current: Measurement | None = None
@@ -278,35 +305,44 @@ class Meter:
         last_usage: Any = None,
         *,
         local: int | None = None,
+        factor: float = 1.0,
+        elided: int = 0,
     ) -> Measurement:
         """A success measures what was actually sent (or invalidates, if its response has no usage).
         `local`, here and below: `sum(sizes)` when the caller knows it (see `measure`)."""
-        self.current = measure(history, sizes, last_usage, reset_at=self.reset_at, local=local)
+        self.current = measure(
+            history, sizes, last_usage, reset_at=self.reset_at, local=local, factor=factor, elided=elided
+        )
         return self.current
 
     def failed(
-        self, history: Sequence[ModelMessage], sizes: Sequence[int], *, local: int | None = None
+        self,
+        history: Sequence[ModelMessage],
+        sizes: Sequence[int],
+        *,
+        local: int | None = None,
+        factor: float = 1.0,
     ) -> Measurement:
         """A failed request keeps the previous anchor; messages appended since still count locally."""
         previous = self.current
         local = sum(sizes) if local is None else local
         if previous is None or previous.anchor is None or previous.anchor >= len(history):
-            self.current = Measurement(tokens=local, local=local)
+            self.current = _decided(local, factor, None, 0, 0)
         else:
             tail = sum(sizes[previous.anchor + 1 :])
-            self.current = Measurement(
-                tokens=previous.anchor_tokens + tail,
-                local=local,
-                anchor=previous.anchor,
-                anchor_tokens=previous.anchor_tokens,
-            )
+            self.current = _decided(local, factor, previous.anchor, previous.anchor_tokens, tail)
         return self.current
 
     def reset(
-        self, history: Sequence[ModelMessage], sizes: Sequence[int], *, local: int | None = None
+        self,
+        history: Sequence[ModelMessage],
+        sizes: Sequence[int],
+        *,
+        local: int | None = None,
+        factor: float = 1.0,
     ) -> Measurement:
         """History replaced: responses before this point no longer measure anything; local decides."""
         self.reset_at = len(history)
         local = sum(sizes) if local is None else local
-        self.current = Measurement(tokens=local, local=local)
+        self.current = _decided(local, factor, None, 0, 0)
         return self.current

@@ -21,6 +21,7 @@ from sessionstore.plumbing import codec
 from sessionstore.plumbing.commits import Commit
 from sessionstore.porcelain.session import cascade
 from sessionstore.porcelain.session.arguments import check_focus
+from sessionstore.porcelain.session.recall import Recalled, recall
 from sessionstore.porcelain.session.revisions import resolve
 from sessionstore.porcelain.session.writer import Lockstep, state_at
 
@@ -43,6 +44,9 @@ class Session(Lockstep):
     def __init__(self, store: StoreLayout, name: str) -> None:
         self.listeners: list[Callable[[CompactionEvent], None]] = list(store.listeners)
         self._entered_at: str | None = None
+        self.checkpoint_request: str | None = None
+        """A checkpoint asked for before the next request ("" without a focus; None: none asked):
+        set by `request_checkpoint`, honoured and cleared by `SessionCapability` (and `run_turn`)."""
         super().__init__(store, name)
 
     def load(self) -> None:
@@ -68,6 +72,12 @@ class Session(Lockstep):
         view = self._view_cache[1]
         self.note_sent(view.tokens_before - view.tokens_after)
         return view.view()
+
+    def recall(self, query: str, *, limit: int = 5) -> list[Recalled]:
+        """The `limit` messages of this session's whole log that best match `query`, verbatim, each
+        with the revision that first stored it, including every message a summary replaced (see
+        `porcelain.recall`). The agent's `recall` tool (`integrations.SessionToolset`) calls this."""
+        return recall(self.store, self.name, query, limit=limit)
 
     def log(self) -> list[Commit]:
         """Every commit of this session, newest first."""
@@ -151,6 +161,11 @@ class Session(Lockstep):
         self._emit(events)
         assert self.head is not None
         return self.head
+
+    def request_checkpoint(self, focus: str | None = None) -> None:
+        """Ask for a full compaction (a checkpoint) before the next model request of a run on this
+        session: the agent's `compact` tool (`integrations.SessionToolset`). `focus` as for `compact`."""
+        self.checkpoint_request = check_focus(focus) or ""
 
     def checkout(self, rev: str | Commit) -> Commit:
         """Rewind (or move) the head to the state at `rev`; the log keeps everything after it.
