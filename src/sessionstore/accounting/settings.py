@@ -49,8 +49,11 @@ class Settings:
     model: str = "extractive"
     lock_timeout_s: float = 10.0
     summary_max_tokens: int = 4_000
-    """Ceiling on a tier-2 summary (both summarizers; the offline one renders most important first
-    within it, and full compaction lowers it further at small windows)."""
+    """Ceiling on a tier-2 summary's own text: the skeleton (a model's, or the offline one), the work
+    log and the rules found in files. The user's words have their own budget."""
+    summary_user_tokens: int = 20_000
+    """Ceiling on the user's own words a tier-2 summary quotes verbatim (`## What the user said`).
+    With the rest, a summary never takes more than a quarter of the full level (compaction/full.py)."""
 
     def __post_init__(self) -> None:
         # Direct construction is validated too, so no code path holds an impossible Settings.
@@ -137,6 +140,7 @@ _SPECS: dict[str, str] = {
     "model": "nonempty_str",
     "lock_timeout_s": "nonneg_float",
     "summary_max_tokens": "positive_int",
+    "summary_user_tokens": "positive_int",
 }
 
 _ALLOWED = {
