@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st

@@ -9,9 +9,10 @@ summary says, whatever a model wrote above it.
 Budget (`Budget.of`): the whole summary within `max_tokens` (full compaction gives a quarter of the
 full level, at most `summary_max_tokens + summary_user_tokens`); the skeleton, work log and rules
 within `summary_max_tokens`, lowered to a fifth of the whole at small windows (twice that when the
-user's words leave the room); the user's words get what is left, up to `summary_user_tokens`. A re-compaction reads the previous summary (element 0 of
-the messages) back with `read_previous`, so its user words, work log, rules and corrections carry
-forward, merged with the new ones, never quoted as text.
+user's words leave the room); the user's words get what is left, up to `summary_user_tokens`.
+A re-compaction reads the previous summary (element 0 of the messages) back with `read_previous`,
+so its user words, work log, rules and corrections carry forward, merged with the new ones, never
+quoted as text.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from pydantic_ai.messages import CompactionPart, ModelMessage
 from sessionstore.accounting.settings import Settings
 from sessionstore.accounting.tokens import count_text
 from sessionstore.summary import file_rules, user_words, work_log
-from sessionstore.summary.corrections import Correction, corrections
+from sessionstore.summary.corrections import Correction
+from sessionstore.summary.record import walk
 from sessionstore.summary.skeleton import ADDED, CRITICAL, GOAL, is_summary_request, section_body
 from sessionstore.summary.text import shorten_tokens
 
@@ -123,10 +125,10 @@ def record(messages: Sequence[ModelMessage]) -> Record:
         rec = read_previous(text) if text.strip() else rec
         body = body[1:]
     rec.messages += len(body)
-    rec.new_words = user_words.collect(body)
-    rec.turns = work_log.turns(body)
-    rec.new_rules = file_rules.found(body)
-    rec.corrections += [c for e in rec.new_words for c in corrections(e.own())]
+    prompts, log, scanner = user_words.Prompts(), work_log.Log(), file_rules.Scanner()
+    walk(body, prompts, log, scanner)  # one pass over the history for every section
+    rec.new_words, rec.turns, rec.new_rules = prompts.entries, log.turns, scanner.found()
+    rec.corrections += [c for e in rec.new_words for c in e.corrections]
     rec.changed = list(dict.fromkeys([*rec.changed, *work_log.changed_files(rec.turns)]))
     return rec
 
@@ -144,9 +146,9 @@ def compose(skeleton: str, rec: Record, budget: Budget, *, recall: str | None, w
 
     The rules found in files and the work log share what the skeleton leaves of `budget.rest`, plus,
     up to another `budget.rest`, what the user's words do not need of theirs (their whole cost, up to
-    `budget.user`); the rules take half and the log the rest. The user's words then get what is left of the whole, up to
-    `budget.user`: they are shortened and dropped (user_words.fit) only when that is less than they
-    need."""
+    `budget.user`); the rules take half and the log the rest. The user's words then get what is left
+    of the whole, up to `budget.user`: they are shortened and dropped (user_words.fit) only when that
+    is less than they need."""
     last = recall_line(rec.messages, recall)
     used = count_text(skeleton) + count_text(last) + 30  # the added headings and blank lines
     words_need = min(rec.words.cost() + sum(e.cost for e in rec.new_words), budget.user)

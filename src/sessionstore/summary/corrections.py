@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sessionstore.summary.languages import names_old
+from sessionstore.summary.languages import has_correction_marker, names_old
 from sessionstore.summary.sentences import split_sentences
-from sessionstore.summary.values import values
+from sessionstore.summary.values import has_value, values
 
 __all__ = ["Correction", "corrections", "in_sentence"]
 
@@ -56,6 +56,6 @@ def in_sentence(sentence: str) -> list[Correction]:
 
 def corrections(text: str) -> list[Correction]:
     """The explicit corrections of every sentence of `text` (a user message), in order."""
-    if not any(c.isdigit() or c in "./" for c in text):
-        return []  # no value to correct: most messages
+    if not has_value(text) or not has_correction_marker(text):
+        return []  # no value, or no word that names an old one: most messages
     return [c for sentence in split_sentences(text) for c in in_sentence(sentence)]

@@ -17,12 +17,14 @@ head and tail, cut between words and never inside a value (text.cut_chars).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
+from sessionstore.accounting.tokens import count_text
 from sessionstore.summary.corrections import in_sentence
-from sessionstore.summary.languages import is_rule
+from sessionstore.summary.languages import has_correction_marker, is_rule
 from sessionstore.summary.sentences import split_sentences
 from sessionstore.summary.text import cut_chars
-from sessionstore.summary.values import values
+from sessionstore.summary.values import has_value
 
 __all__ = ["MAX_ITEM_CHARS", "Item", "extract", "rank"]
 
@@ -38,26 +40,38 @@ class Item:
     text: str
     rank: int
 
+    @classmethod
+    def of(cls, text: str, ranked: int | None = None) -> Item:
+        """The item of `text`, ranked here unless `ranked` is given."""
+        return cls(text, rank(text) if ranked is None else ranked)
 
-def rank(sentence: str) -> int:
-    """The rank of one sentence (see the module docstring); 0: not an item."""
-    if in_sentence(sentence):
+    @cached_property
+    def cost(self) -> int:
+        """What it costs as a line of a summary (tokens), counted when first asked."""
+        return count_text(self.text) + 2
+
+
+def rank(sentence: str, *, corrects: bool = True) -> int:
+    """The rank of one sentence (see the module docstring); 0: not an item. `corrects=False` (the
+    message is known to correct nothing) skips the search for a correction."""
+    valued = has_value(sentence)
+    if corrects and valued and has_correction_marker(sentence) and in_sentence(sentence):
         return 4
     words = len(sentence.split())
-    found = values(sentence)
-    if is_rule(sentence) and (words >= _MIN_WORDS or found):
+    if is_rule(sentence) and (words >= _MIN_WORDS or valued):
         return 3
-    if found and (words >= 2 or len(sentence) >= 8):
+    if valued and (words >= 2 or len(sentence) >= 8):
         return 2
     return 1 if words >= _STATEMENT_WORDS else 0
 
 
-def extract(text: str) -> list[Item]:
-    """The items of `text` (user words), in order; a sentence that ranks 0 is left out."""
+def extract(text: str, *, corrects: bool = True) -> list[Item]:
+    """The items of `text` (user words), in order; a sentence that ranks 0 is left out.
+    `corrects=False`: `text` is known to hold no correction (see `rank`)."""
     out: list[Item] = []
     for sentence in split_sentences(text):
         sentence = sentence.lstrip("-*•> ").strip()
-        ranked = rank(sentence) if sentence else 0
+        ranked = rank(sentence, corrects=corrects) if sentence else 0
         if ranked:
-            out.append(Item(cut_chars(sentence, MAX_ITEM_CHARS), ranked))
+            out.append(Item.of(cut_chars(sentence, MAX_ITEM_CHARS), ranked))
     return out

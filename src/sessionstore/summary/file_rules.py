@@ -17,15 +17,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
+from pydantic_ai.messages import ModelMessage, ModelRequestPart, ModelResponse, ToolCallPart, ToolReturnPart
 
 from sessionstore.accounting.tokens import count_text
 from sessionstore.summary.boilerplate import without_blocks
 from sessionstore.summary.languages import imperative_lines, instruction_lines
-from sessionstore.summary.record import call_of
+from sessionstore.summary.record import Call, walk
 from sessionstore.summary.text import cut_chars
 
-__all__ = ["HEADING", "PER_FILE", "found", "parse", "render"]
+__all__ = ["HEADING", "PER_FILE", "Scanner", "found", "parse", "render"]
 
 HEADING = "## Rules found in files"
 PER_FILE = 6
@@ -91,29 +91,41 @@ def _rules(text: str, document: bool) -> list[str]:
     return [chosen[line] for line in sorted(chosen, key=text.find)]
 
 
+class Scanner:
+    """The instruction lines of the files a history read, built as `record.walk` feeds it (a
+    `record.Reader`): each line once, with the first file it was read in, in reading order."""
+
+    def __init__(self) -> None:
+        self._reads: dict[str, str] = {}
+        self._scanned: dict[str, list[str]] = {}
+        self._lines: dict[str, str] = {}
+
+    def response(self, msg: ModelResponse, calls: list[tuple[ToolCallPart, Call]]) -> None:
+        for part, call in calls:
+            if call.read is not None:
+                self._reads[part.tool_call_id] = call.read
+
+    def request_part(self, part: ModelRequestPart) -> None:
+        if not isinstance(part, ToolReturnPart) or (path := self._reads.get(part.tool_call_id)) is None:
+            return
+        if part.outcome != "success" or not isinstance(part.content, str):
+            return
+        if part.content not in self._scanned:
+            self._scanned[part.content] = _rules(without_blocks(part.content), _is_document(path))
+        for line in self._scanned[part.content]:
+            self._lines.setdefault(line, path)
+
+    def found(self) -> list[tuple[str, str]]:
+        """(file, line) for each line found so far."""
+        return [(path, line) for line, path in self._lines.items()]
+
+
 def found(messages: Iterable[ModelMessage]) -> list[tuple[str, str]]:
     """(file, line) for each instruction line of each file read in `messages`, in reading order,
     each line once (with the first file it was read in)."""
-    reads: dict[str, str] = {}
-    scanned: dict[str, list[str]] = {}
-    out: dict[str, str] = {}
-    for msg in messages:
-        if isinstance(msg, ModelResponse):
-            for part in msg.parts:
-                if isinstance(part, ToolCallPart) and (path := call_of(part).read) is not None:
-                    reads[part.tool_call_id] = path
-        elif isinstance(msg, ModelRequest):
-            for part in msg.parts:
-                if not isinstance(part, ToolReturnPart) or part.tool_call_id not in reads:
-                    continue
-                if part.outcome != "success" or not isinstance(part.content, str):
-                    continue
-                path = reads[part.tool_call_id]
-                if part.content not in scanned:
-                    scanned[part.content] = _rules(without_blocks(part.content), _is_document(path))
-                for line in scanned[part.content]:
-                    out.setdefault(line, path)
-    return [(path, line) for line, path in out.items()]
+    scanner = Scanner()
+    walk(messages, scanner)
+    return scanner.found()
 
 
 def parse(body: str) -> list[tuple[str, str]]:

@@ -12,17 +12,27 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
-from pydantic_ai.messages import ToolCallPart, ToolReturnPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelRequestPart,
+    ModelResponse,
+    ToolCallPart,
+    ToolReturnPart,
+)
 
-__all__ = ["Call", "call_of", "exit_code", "failed"]
+__all__ = ["Call", "Reader", "call_of", "exit_code", "failed", "walk"]
 
 _PATH_KEYS = ("file_path", "path", "filename", "file", "notebook_path", "target_file")
 _WRITE_KEYS = ("content", "new_string", "old_string", "edits", "patch", "diff", "new_source", "contents")
 _COMMAND_KEYS = ("command", "cmd")
+_WRITES = frozenset(_WRITE_KEYS)
+_KEYS = frozenset((*_PATH_KEYS, *_WRITE_KEYS, *_COMMAND_KEYS, "input", "patch"))
 _PRINTERS = frozenset({"cat", "head", "tail", "sed", "less", "more", "bat", "nl", "type"})
 _PATCH = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
 _EXIT = re.compile(r"(?:Process exited with code|Exit code:?|exit code:?|exit status:?)\s*(-?\d+)")
@@ -52,7 +62,8 @@ def _args(part: ToolCallPart) -> dict[str, Any] | str:
 def _printed(command: str) -> str | None:
     """The file a shell command prints: the last argument of `cat`/`head`/`sed -n ...`, when it is
     the whole command (no pipe or redirection)."""
-    if any(c in command for c in "|><;&"):
+    first = command.split(None, 1)[0] if command.strip() else ""
+    if first.rsplit("/", 1)[-1] not in _PRINTERS or any(c in command for c in "|><;&"):
         return None
     try:
         words = shlex.split(command)
@@ -67,21 +78,34 @@ def call_of(part: ToolCallPart) -> Call:
     """What `part` does, from its arguments (see the module docstring)."""
     args = _args(part)
     if isinstance(args, str):
-        changed = tuple(m.strip() for m in _PATCH.findall(args))
-        return Call(part.tool_name, changed=changed)
-    path = next((args[k] for k in _PATH_KEYS if isinstance(args.get(k), str) and args[k]), None)
-    command = next((args[k] for k in _COMMAND_KEYS if isinstance(args.get(k), str) and args[k]), None)
+        return Call(part.tool_name, changed=_patched(args))
+    keys = args.keys() & _KEYS
+    if not keys:
+        return Call(part.tool_name)  # a tool with other arguments (an id, a query): nothing to read
+    path = _first(args, _PATH_KEYS, keys)
+    command = _first(args, _COMMAND_KEYS, keys)
     if command is None and isinstance(args.get("command"), list):
         command = " ".join(str(w) for w in args["command"])
-    patch = next((args[k] for k in ("input", "patch") if isinstance(args.get(k), str)), "")
-    changed = tuple(m.strip() for m in _PATCH.findall(patch)) if "*** " in patch else ()
-    if path is not None and any(k in args for k in _WRITE_KEYS):
+    patch = _first(args, ("input", "patch"), keys)
+    changed = _patched(patch) if patch else ()
+    if path is not None and keys & _WRITES:
         return Call(part.tool_name, changed=(path, *changed))
     if path is not None:
         return Call(part.tool_name, read=path, changed=changed)
     if command is not None:
         return Call(part.tool_name, read=_printed(command), changed=changed, command=command)
     return Call(part.tool_name, changed=changed)
+
+
+def _first(args: dict[str, Any], names: tuple[str, ...], keys: set[str]) -> str | None:
+    for name in names:
+        if name in keys and isinstance(args[name], str) and args[name]:
+            return args[name]
+    return None
+
+
+def _patched(patch: str) -> tuple[str, ...]:
+    return tuple(m.strip() for m in _PATCH.findall(patch)) if "*** " in patch else ()
 
 
 def exit_code(part: ToolReturnPart) -> int | None:
@@ -96,3 +120,26 @@ def exit_code(part: ToolReturnPart) -> int | None:
 def failed(part: ToolReturnPart) -> bool:
     """Whether the call failed: pydantic-ai's outcome says so, or a non-zero exit code."""
     return part.outcome != "success" or bool(exit_code(part))
+
+
+class Reader(Protocol):
+    """What `walk` feeds: a section's builder (work_log.Log, file_rules.Scanner, user_words.Prompts)."""
+
+    def response(self, msg: ModelResponse, calls: list[tuple[ToolCallPart, Call]]) -> None: ...
+
+    def request_part(self, part: ModelRequestPart) -> None: ...
+
+
+def walk(messages: Iterable[ModelMessage], *readers: Reader) -> None:
+    """Feed every message of `messages` to each of `readers`, in order, once: a response with what
+    each of its tool calls did (`call_of`, worked out once for all readers), a request part by part.
+    One pass over the history builds every mechanical section."""
+    for msg in messages:
+        if isinstance(msg, ModelResponse):
+            calls = [(part, call_of(part)) for part in msg.parts if isinstance(part, ToolCallPart)]
+            for reader in readers:
+                reader.response(msg, calls)
+        elif isinstance(msg, ModelRequest):
+            for part in msg.parts:
+                for reader in readers:
+                    reader.request_part(part)

@@ -3,6 +3,8 @@ the transcript a model reads."""
 
 from __future__ import annotations
 
+import bisect
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,7 +24,7 @@ from pydantic_ai.messages import (
 
 from sessionstore.accounting.thresholds import over_threshold
 from sessionstore.accounting.tokens import count_text
-from sessionstore.summary.values import value_spans
+from sessionstore.summary.values import quoted_spans
 
 __all__ = ["as_text", "cut", "cut_chars", "render_transcript", "shorten_chars", "shorten_tokens", "user_text"]
 
@@ -79,23 +81,48 @@ def shorten_chars(text: str, limit: int, *, inline: bool = False) -> str:
     return f"{text[:head]}{sep}[... {cut} chars elided ...]{sep}{end}"
 
 
+_SPACE = re.compile(r"\s")
+
+
 def _safe(text: str, at: int, spans: Sequence[tuple[int, int]], *, forward: bool) -> int:
-    """The nearest whitespace to `at` (searching `forward` or back) that is inside no span: where a
-    cut may fall without splitting a word, a value or a quoted string."""
-    step = 1 if forward else -1
+    """The nearest whitespace to `at` (searching `forward` or back) where a cut may fall: inside no
+    quoted span, and not between a number and the word next to it ("30 s", "Postgres 15", "March 3,
+    2027"). A number, path or identifier holds no whitespace, so a cut there never splits one."""
     pos = min(max(at, 0), len(text))
     while 0 < pos < len(text):
-        if text[pos].isspace() and not any(a < pos < b for a, b in spans):
+        if forward:
+            found = _SPACE.search(text, pos)
+            if found is None:
+                return len(text)
+            pos = found.start()
+        else:
+            pos = max(text.rfind(" ", 0, pos + 1), text.rfind("\n", 0, pos + 1))
+            if pos <= 0:
+                return 0
+        after = pos
+        while after < len(text) and text[after].isspace():
+            after += 1
+        inside = bisect.bisect_right(spans, (pos, len(text) + 1)) - 1
+        quoted = inside >= 0 and spans[inside][0] < pos < spans[inside][1]
+        if not quoted and not text[pos - 1].isdigit() and (after == len(text) or not text[after].isdigit()):
             return pos
-        pos += step
+        pos += 1 if forward else -1
     return pos
 
 
 def cut(text: str, head: int, tail: int) -> tuple[str, str] | None:
-    """`text` as its first ~`head` and last ~`tail` characters, each cut at whitespace outside every
-    value and quoted string (`values.value_spans`): a number, path, identifier or quoted value is
-    kept whole or left out whole, never split. None when the two would meet (nothing worth cutting)."""
-    spans = value_spans(text)
+    """`text` as its first ~`head` and last ~`tail` characters, each cut at whitespace that splits no
+    value (`_safe`; quoted strings from `values.quoted_spans`). None when the two would meet."""
+    window = max(head, tail) + 400
+    spans = (
+        quoted_spans(text[: head + window])
+        + [
+            (a + len(text) - tail - window, b + len(text) - tail - window)
+            for a, b in quoted_spans(text[max(len(text) - tail - window, 0) :])
+        ]
+        if len(text) > 2 * window
+        else quoted_spans(text)
+    )
     start = _safe(text, head, spans, forward=False)
     end = _safe(text, len(text) - tail, spans, forward=True)
     if start <= 0 or end >= len(text) or end - start < 20:
@@ -105,6 +132,8 @@ def cut(text: str, head: int, tail: int) -> tuple[str, str] | None:
 
 def cut_chars(text: str, limit: int) -> str:
     """`text` on one line within about `limit` characters: head and tail (`cut`) around "[...]"."""
+    if len(text) > 4 * limit:  # only its ends can show: never flatten all of a long text
+        text = f"{text[: 2 * limit]} {text[-2 * limit :]}"
     flat = " ".join(text.split())
     if len(flat) <= limit:
         return flat

@@ -22,36 +22,40 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
+from pydantic_ai.messages import ModelMessage, ModelRequestPart, ModelResponse, ToolCallPart, UserPromptPart
 
 from sessionstore.accounting.tokens import count_text
 from sessionstore.summary.boilerplate import clean
-from sessionstore.summary.extractor import Item, extract, rank
+from sessionstore.summary.corrections import Correction, corrections
+from sessionstore.summary.extractor import Item, extract
+from sessionstore.summary.record import Call, walk
 from sessionstore.summary.text import cut, user_text
 
-__all__ = ["HEADING", "Dropped", "Entry", "UserWords", "collect", "fit", "parse"]
+__all__ = ["HEADING", "Dropped", "Entry", "Prompts", "UserWords", "collect", "fit", "parse"]
 
 HEADING = "## What the user said"
 _CUT = re.compile(
-    r"^\[\.\.\. ([\d,]+) tokens cut here(?:; the rules and values in them(?:, ([\d,]+) more left out)?:)?\]$"
+    r"^\[\.\.\. ([\d,]+) tokens cut here(?:; the rules and values in them(, some left out for space)?:)?\]$"
 )
 _DROPPED = re.compile(
     r"^\[([\d,]+) earlier messages? \(([\d,]+) tokens\) not shown"
-    r"(?:; the rules and values in them(?:, ([\d,]+) more left out)?:)?\]$"
+    r"(?:; the rules and values in them(, some left out for space)?:)?\]$"
 )
 _NAMED = re.compile(r"^\[(?:injected |<)[^\]]*\]$")
 _MIN_KEEP, _MAX_KEEP = 48, 400
 """Tokens a shortened prompt keeps (head and tail): a sixteenth of the budget, within these bounds."""
+_HEADER = 30
+"""What the dropped prompts' header line costs, at most."""
 _DROPPED_SHARE = 4
 """The earlier messages' list takes at most 1/_DROPPED_SHARE of the budget."""
 
 
 def _n(text: str | None) -> int:
-    return int(text.replace(",", "")) if text else 0
+    return int(text.replace(",", "")) if text and text[0].isdigit() else int(bool(text))
 
 
 def _items_text(items: list[Item], left_out: int) -> str:
-    more = f", {left_out:,} more left out" if left_out else ""
+    more = ", some left out for space" if left_out else ""
     return f"; the rules and values in them{more}:" if items or left_out else ""
 
 
@@ -73,6 +77,8 @@ class Entry:
     """Items of the cut middle with no room under the marker."""
     tokens: int = 0
     """What the whole prompt cost: what dropping it removes from the context."""
+    corrections: tuple[Correction, ...] = ()
+    """The explicit corrections the prompt makes (corrections.py), found when it was collected."""
     _cost: int | None = field(default=None, repr=False, compare=False)
 
     def render(self) -> str:
@@ -129,25 +135,46 @@ class Dropped:
 
     @property
     def cost(self) -> int:
-        return count_text(self.render()) + 1 if self.messages else 0
+        """Its tokens as rendered (the header, one line per item): summed, never re-counted."""
+        return _HEADER + sum(i.cost for i in self.items) if self.messages else 0
 
-    def absorb(self, entry: Entry) -> None:
-        self.messages += 1
-        self.tokens += entry.tokens
-        self.items += [*extract(entry.head), *entry.items, *extract(entry.tail)]
-        self.left_out += entry.left_out
+    def absorb(self, entries: list[Entry], room: int) -> None:
+        """Add `entries` (dropped, oldest first) and their items, then keep the items that fit `room`
+        (`_within`). Once the rules and corrections alone fill `room`, a later sentence could only
+        enter as a correction (the earliest win within a rank), so only those are looked for: the
+        cost stops growing with the text dropped."""
+        strong = sum(len(i.text) // 4 for i in self.items if i.rank >= 3)  # a cheap guess at tokens
+        for entry in entries:
+            self.messages += 1
+            self.tokens += entry.tokens
+            self.left_out += entry.left_out
+            corrects = bool(entry.corrections) or entry.cut > 0  # a cut prompt was never searched whole
+            if strong >= room:
+                new = [i for t in (entry.head, entry.tail) if corrects for i in extract(t) if i.rank == 4]
+                new += [i for i in entry.items if i.rank == 4]
+                self.left_out += 1
+            else:
+                new = [
+                    *extract(entry.head, corrects=corrects),
+                    *entry.items,
+                    *extract(entry.tail, corrects=corrects),
+                ]
+            self.items += new
+            strong += sum(len(i.text) // 4 for i in new if i.rank >= 3)
+        self.items, more = _within(self.items, room)
+        self.left_out += more
 
 
 def _within(items: list[Item], budget: int) -> tuple[list[Item], int]:
     """The items that fit `budget` tokens: highest rank first, the earliest first within a rank,
-    shown in their order; and how many were left out."""
+    until one does not fit; shown in their order; and how many were left out."""
     chosen: set[int] = set()
     used = 0
     for n in sorted(range(len(items)), key=lambda n: (-items[n].rank, n)):
-        need = count_text(items[n].text) + 2
-        if used + need <= budget:
-            chosen.add(n)
-            used += need
+        if used + items[n].cost > budget:
+            break
+        chosen.add(n)
+        used += items[n].cost
     return [items[n] for n in sorted(chosen)], len(items) - len(chosen)
 
 
@@ -174,21 +201,37 @@ class UserWords:
         return ""
 
 
+class Prompts:
+    """The user prompts of a history as entries, built as `record.walk` feeds it (a `record.Reader`):
+    a prompt of injected text alone is kept as its names; one of nothing (a bare caveat) is left out."""
+
+    def __init__(self) -> None:
+        self.entries: list[Entry] = []
+        self._seen: dict[str, tuple[int, tuple[Correction, ...]]] = {}
+
+    def response(self, msg: ModelResponse, calls: list[tuple[ToolCallPart, Call]]) -> None:
+        return None
+
+    def request_part(self, part: ModelRequestPart) -> None:
+        if not isinstance(part, UserPromptPart):
+            return
+        cleaned = clean(user_text(part))
+        if not cleaned.text:
+            return
+        entry = Entry(cleaned.text)
+        known = self._seen.get(cleaned.text)  # a prompt said again: counted and read once
+        if known is None:
+            known = self._seen[cleaned.text] = (entry.cost, tuple(corrections(cleaned.own)))
+        entry.tokens, entry.corrections = known
+        entry._cost = known[0]
+        self.entries.append(entry)
+
+
 def collect(messages: Iterable[ModelMessage]) -> list[Entry]:
-    """An entry for each user prompt of `messages`, in order (a prompt of injected text alone is
-    kept as its names; one of nothing, such as a bare caveat, is left out)."""
-    out: list[Entry] = []
-    for msg in messages:
-        if not isinstance(msg, ModelRequest):
-            continue
-        for part in msg.parts:
-            if isinstance(part, UserPromptPart):
-                text = clean(user_text(part)).text
-                if text:
-                    entry = Entry(text)
-                    entry.tokens = entry.cost
-                    out.append(entry)
-    return out
+    """An entry for each user prompt of `messages`, in order (see `Prompts`)."""
+    prompts = Prompts()
+    walk(messages, prompts)
+    return prompts.entries
 
 
 def _once(entries: list[Entry]) -> list[Entry]:
@@ -206,36 +249,42 @@ def _once(entries: list[Entry]) -> list[Entry]:
 
 
 def fit(words: UserWords, new: list[Entry], budget: int) -> UserWords:
-    """`words` (a previous summary's, or empty) followed by `new`, within `budget` tokens."""
-    dropped = Dropped(
-        words.dropped.messages, words.dropped.tokens, list(words.dropped.items), words.dropped.left_out
-    )
+    """`words` (a previous summary's, or empty) followed by `new`, within `budget` tokens: linear in
+    the number of prompts (each is counted once, when it is made or cut)."""
+    old = words.dropped
+    dropped = Dropped(old.messages, old.tokens, list(old.items), old.left_out)
     entries = _once([*words.entries, *new])
     keep = min(max(budget // 16, _MIN_KEEP), _MAX_KEEP)
-    cap = budget // _DROPPED_SHARE
-
-    def total() -> int:
-        return dropped.cost + sum(e.cost for e in entries)
-
-    if total() > budget:
-        for entry in entries[:-1]:  # 1. shorten older long prompts, oldest first
-            if entry.cut == 0 and entry.cost > 2 * keep:
-                entry.shorten(keep)
-                if total() <= budget:
-                    break
-    while total() > budget and len(entries) > 1:  # 2. drop the oldest
-        dropped.absorb(entries.pop(0))
-        dropped.items, more = _within(dropped.items, cap)
-        dropped.left_out += more
-    if entries and total() > budget:  # 3. the newest alone is over
+    total = dropped.cost + sum(e.cost for e in entries)
+    for entry in entries[:-1]:  # 1. shorten older long prompts, oldest first
+        if total <= budget:
+            break
+        if entry.cut == 0 and entry.cost > 2 * keep:
+            before = entry.cost
+            entry.shorten(keep)
+            total += entry.cost - before
+    if total > budget and entries:  # 2. drop the oldest: keep the newest that fit beside the list
+        room = budget - min(budget // _DROPPED_SHARE, max(dropped.cost, _HEADER) + _spare(entries))
+        start, kept = len(entries) - 1, entries[-1].cost
+        while start > 0 and kept + entries[start - 1].cost <= room:
+            start -= 1
+            kept += entries[start].cost
+        dropped.absorb(entries[:start], max(budget - kept - _HEADER, 0))
+        entries = entries[start:]
+    if entries and dropped.cost + sum(e.cost for e in entries) > budget:  # 3. the newest alone is over
         room = max(budget - dropped.cost, _MIN_KEEP)
         if entries[-1].cut == 0:
             entries[-1].shorten(min(room * 3 // 4, room - 20))
-        if total() > budget:
-            dropped.absorb(entries.pop())
-            dropped.items, more = _within(dropped.items, max(budget - 40, 0))
-            dropped.left_out += more
+        if dropped.cost + entries[-1].cost > budget:
+            dropped.absorb([entries.pop()], max(budget - _HEADER, 0))
     return UserWords(dropped, entries)
+
+
+def _spare(entries: list[Entry]) -> int:
+    """What the items of the prompts about to be dropped would add to the list, at most: a guess
+    made before extracting them, so that the newest prompts are not dropped to make room for a list
+    that turns out small (a quarter of what they cost)."""
+    return sum(e.cost for e in entries[:-1]) // 4
 
 
 def parse(body: str) -> UserWords:
@@ -246,9 +295,7 @@ def parse(body: str) -> UserWords:
         found = _DROPPED.match(lines[0].strip()) if lines else None
         if found:
             words.dropped = Dropped(_n(found.group(1)), _n(found.group(2)), left_out=_n(found.group(3)))
-            words.dropped.items = [
-                Item(line[2:], rank(line[2:])) for line in lines[1:] if line.startswith("- ")
-            ]
+            words.dropped.items = [Item.of(line[2:]) for line in lines[1:] if line.startswith("- ")]
             continue
         head: list[str] = []
         tail: list[str] = []
@@ -259,10 +306,11 @@ def parse(body: str) -> UserWords:
             elif (marker := _CUT.match(line.strip())) is not None:
                 entry.cut, entry.left_out = _n(marker.group(1)), _n(marker.group(2))
             elif line.startswith("- ") and entry.cut:
-                entry.items.append(Item(line[2:], rank(line[2:])))
+                entry.items.append(Item.of(line[2:]))
         if not head and not tail:
             continue
         entry.head, entry.tail = "\n".join(head), "\n".join(tail)
         entry.tokens = entry.cost + entry.cut
+        entry.corrections = tuple(corrections(entry.own()))
         words.entries.append(entry)
     return words

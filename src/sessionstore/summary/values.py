@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["PATH", "is_path", "value_spans", "values"]
+__all__ = ["PATH", "has_value", "is_path", "quoted_spans", "values"]
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _W = rf"[^\W{_CJK}]"
@@ -105,11 +105,19 @@ def values(text: str) -> list[str]:
 
 
 _QUOTED = re.compile(r"`[^`\n]{1,200}`|\"[^\"\n]{1,200}\"|“[^”\n]{1,200}”")
+_DIGIT = re.compile(r"\d")
+_DOT_WORD = re.compile(r"\.[a-z]{2}")
 
 
-def value_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of every value in `text` and of every quoted string (backticks, double quotes)
-    on one line: the places a cut must not fall inside."""
-    spans = [(m.start(), m.start() + len(m.group(0).rstrip(".,;:"))) for m in _VALUE.finditer(text)]
-    spans += [(m.start(), m.end()) for m in _QUOTED.finditer(text)]
-    return sorted(spans)
+def quoted_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every quoted string of `text` (backticks, double quotes, on one line): a
+    quoted value is kept whole or left out whole by a cut."""
+    return [(m.start(), m.end()) for m in _QUOTED.finditer(text)]
+
+
+def has_value(text: str) -> bool:
+    """Whether `text` may hold a value: a digit, a path or address character, a host's dot. A cheap
+    test (no value is found without one of these); `values` finds them."""
+    if _DIGIT.search(text) or "/" in text or "@" in text or "$" in text or "€" in text or "£" in text:
+        return True
+    return _DOT_WORD.search(text) is not None

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 from pydantic_ai.messages import (
     ModelMessage,
-    ModelRequest,
+    ModelRequestPart,
     ModelResponse,
-    RetryPromptPart,
+    RetryFeedbackPart,
     TextPart,
     ToolCallPart,
     ToolReturnPart,
@@ -27,10 +27,10 @@ from pydantic_ai.messages import (
 
 from sessionstore.accounting.tokens import count_text
 from sessionstore.summary.boilerplate import clean
-from sessionstore.summary.record import call_of, exit_code, failed
+from sessionstore.summary.record import Call, exit_code, failed, walk
 from sessionstore.summary.text import as_text, cut_chars, user_text
 
-__all__ = ["HEADING", "Turn", "changed_files", "parse", "render", "turns"]
+__all__ = ["HEADING", "Log", "Turn", "changed_files", "parse", "render", "turns"]
 
 HEADING = "## Work so far"
 _NOT_LISTED = re.compile(r"^- \(([\d,]+) earlier turns? not listed\)$")
@@ -43,15 +43,17 @@ class Turn:
     """One user turn's record."""
 
     request: str = ""
+    """The person's own words that opened the turn (shortened when the line is written)."""
     read: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
     tools: Counter[str] = field(default_factory=Counter)
     errors: list[str] = field(default_factory=list)
     answer: str = ""
+    """The assistant's final text in the turn (shortened when the line is written)."""
 
     def line(self) -> str:
-        pieces = [f'"{self.request}"' if self.request else "(continued)"]
+        pieces = [f'"{cut_chars(self.request, 60)}"' if self.request else "(continued)"]
         for label, names in (("read", self.read), ("changed", self.changed)):
             if names:
                 pieces.append(f"{label} {_names(list(dict.fromkeys(names)))}")
@@ -64,7 +66,7 @@ class Turn:
         if self.errors:
             pieces.append("failed: " + "; ".join(self.errors[-3:]))
         if self.answer:
-            pieces.append(f'answered "{self.answer}"')
+            pieces.append(f'answered "{cut_chars(self.answer, 120)}"')
         return "- " + "; ".join(pieces)
 
 
@@ -87,58 +89,59 @@ def _first_line(text: str, limit: int = 120) -> str:
     return ""
 
 
+class Log:
+    """The turns of a history, built as `record.walk` feeds it (a `record.Reader`)."""
+
+    def __init__(self) -> None:
+        self.turns: list[Turn] = []
+        self._tools: dict[str, str] = {}
+        self._commands: dict[str, str] = {}
+
+    def _turn(self) -> Turn:
+        if not self.turns:
+            self.turns.append(Turn())  # steps before the first prompt: a turn of their own
+        return self.turns[-1]
+
+    def request_part(self, part: ModelRequestPart) -> None:
+        if isinstance(part, UserPromptPart):
+            own = clean(user_text(part)).own
+            if own or not self.turns:
+                self.turns.append(Turn(request=own))
+        elif isinstance(part, ToolReturnPart):
+            command = self._commands.get(part.tool_call_id)
+            code = exit_code(part) if command is not None else None
+            if command is not None and code:
+                turn = self._turn()
+                turn.commands = [f"{c} (exit {code})" if c == command else c for c in turn.commands]
+            elif failed(part):
+                name = self._tools.get(part.tool_call_id, part.tool_name)
+                self._turn().errors.append(f"{name}: {_first_line(as_text(part.content))}")
+        elif isinstance(part, RetryFeedbackPart):
+            self._turn().errors.append(f"retry: {_first_line(as_text(part.content))}")
+
+    def response(self, msg: ModelResponse, calls: list[tuple[ToolCallPart, Call]]) -> None:
+        turn = self._turn()
+        for part in reversed(msg.parts):
+            if isinstance(part, TextPart) and part.content.strip():
+                turn.answer = part.content
+                break
+        for part, call in calls:
+            self._tools[part.tool_call_id] = call.tool
+            turn.changed += call.changed
+            if call.command is not None:
+                turn.commands.append(call.command)
+                self._commands[part.tool_call_id] = call.command
+            elif call.read is not None:
+                turn.read.append(call.read)
+            elif not call.changed:
+                turn.tools[call.tool] += 1
+
+
 def turns(messages: Iterable[ModelMessage]) -> list[Turn]:
     """A `Turn` per user turn of `messages` (steps before the first prompt form a turn of their own)."""
-    out: list[Turn] = []
-    calls: dict[str, str] = {}
-    commands: dict[str, str] = {}
-    for msg in messages:
-        if isinstance(msg, ModelRequest):
-            for part in msg.parts:
-                if isinstance(part, UserPromptPart):
-                    own = clean(user_text(part)).own
-                    if own or not out:
-                        out.append(Turn(request=cut_chars(own, 60)))
-                elif isinstance(part, ToolReturnPart):
-                    turn = out[-1] if out else _new(out)
-                    name = calls.get(part.tool_call_id, part.tool_name)
-                    command = commands.get(part.tool_call_id)
-                    code = exit_code(part) if command is not None else None
-                    if command is not None and code:
-                        turn.commands = [f"{c} (exit {code})" if c == command else c for c in turn.commands]
-                    elif failed(part):
-                        turn.errors.append(f"{name}: {_first_line(as_text(part.content))}")
-                elif isinstance(part, RetryPromptPart):
-                    turn = out[-1] if out else _new(out)
-                    turn.errors.append(f"retry: {_first_line(as_text(part.content))}")
-        elif isinstance(msg, ModelResponse):
-            turn = out[-1] if out else _new(out)
-            texts = [p.content for p in msg.parts if isinstance(p, TextPart) and p.content.strip()]
-            if texts:
-                turn.answer = cut_chars(texts[-1], 120)
-            for part in msg.parts:
-                if isinstance(part, ToolCallPart):
-                    _record(turn, part, calls, commands)
-    return out
-
-
-def _new(out: list[Turn]) -> Turn:
-    out.append(Turn())
-    return out[-1]
-
-
-def _record(turn: Turn, part: ToolCallPart, calls: dict[str, str], commands: dict[str, str]) -> None:
-    call = call_of(part)
-    calls[part.tool_call_id] = call.tool
-    turn.changed += call.changed
-    if call.command is not None:
-        shown = cut_chars(call.command, 80)
-        turn.commands.append(shown)
-        commands[part.tool_call_id] = shown
-    elif call.read is not None:
-        turn.read.append(call.read)
-    elif not call.changed:
-        turn.tools[call.tool] += 1
+    log = Log()
+    walk(messages, log)
+    return log.turns
 
 
 def changed_files(log: Iterable[Turn]) -> list[str]:
@@ -160,17 +163,18 @@ def parse(body: str) -> tuple[list[str], int]:
 
 def render(previous: list[str], hidden: int, new: list[Turn], budget: int) -> str:
     """The section body: `previous` lines then the new turns' lines, newest kept first within
-    `budget` tokens, with a count of the turns left out."""
-    lines = [*previous, *(t.line() for t in new)]
+    `budget` tokens (a line is written only when it is reached), with a count of the turns left out."""
     kept: list[str] = []
-    used = 0
-    for line in reversed(lines):
+    used = 12  # the note on turns left out
+    total = len(previous) + len(new)
+    for n in range(total - 1, -1, -1):
+        line = previous[n] if n < len(previous) else new[n - len(previous)].line()
         need = count_text(line) + 1
-        if used + need > budget - 12:
+        if used + need > budget:
             break
         kept.append(line)
         used += need
-    hidden += len(lines) - len(kept)
+    hidden += total - len(kept)
     note = [f"- ({hidden:,} earlier turn{'s' if hidden != 1 else ''} not listed)"] if hidden else []
     shown = note + kept[::-1]
     return "\n".join(shown) if shown else "- none"

@@ -1,26 +1,17 @@
 """German: "niemals force-push", "Das Budget ist 700 €, nicht 500 €"."""
 
-from sessionstore.summary.languages import Language
+from sessionstore.summary.languages import Language, words
 
 LANGUAGE = Language(
     code="de",
-    rules=(
-        r"niemals|nie|immer|stets|nicht|kein|keine|keinen|keinem|keiner|keinesfalls|auf keinen fall",
-        r"muss|musst|müssen|müsst|darf|darfst|dürfen|dürft|verboten|unbedingt|ausschließlich|nur",
-        r"vermeide|vermeiden|stelle sicher|stell sicher|stellen sie sicher|achte darauf|bevorzuge",
+    rules=words(
+        "niemals, nie, immer, stets, nicht, kein, keine, keinen, keinem, keiner, keinesfalls, "
+        "auf keinen fall, muss, musst, müssen, müsst, darf, darfst, dürfen, dürft, verboten, "
+        "unbedingt, ausschließlich, nur, vermeide, vermeiden, stelle sicher, stell sicher, "
+        "stellen sie sicher, achte darauf, bevorzuge"
     ),
     cue=r"[äöüß]|(?<![\w-])(?:der|das|und|nicht|ein|eine|mit|für|auf|zu)(?![\w-])",
-    old_before=r"nicht|statt|anstatt|anstelle von|nicht mehr|kein(?:e|en)?",
-    instructions=(
-        "niemals",
-        "immer",
-        "muss",
-        "müssen",
-        "darf",
-        "verboten",
-        "unbedingt",
-        "stelle sicher",
-        "vermeide",
-    ),
+    instructions=words("niemals, immer, muss, müssen, darf, verboten, unbedingt, stelle sicher, vermeide"),
     letters=r"[äöüß]",
+    old_before=words("nicht, statt, anstatt, anstelle von, nicht mehr, kein, keine, keinen"),
 )
