@@ -213,13 +213,13 @@ class Session(Lockstep):
 
     def end(self) -> MemoryUpdate:
         """Record this session in the team's MEMORY.md (DESIGN §8): one dated bullet from the latest
-        checkpoint summary, else from the extractive summarizer; compressed past the caps with the
+        checkpoint summary, else from the offline summarizer; compressed past the caps with the
         store's summary model. No MEMORY.md, nothing written."""
         from sessionstore.memory.append import record_session_end
-        from sessionstore.summary.extractive import summarize_extractive
+        from sessionstore.summary.offline import summarize_offline
 
-        summary = (cascade.summary_text(self.messages[0]) if self.messages else None) or summarize_extractive(
-            self.messages
+        summary = (cascade.summary_text(self.messages[0]) if self.messages else None) or summarize_offline(
+            self.messages, settings=self.store.settings
         )
         store = self.store  # record_session_end holds MEMORY.md's lock (memory.lock) while it rewrites
         return record_session_end(
