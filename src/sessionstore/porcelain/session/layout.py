@@ -27,10 +27,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from sessionstore.accounting.settings import Settings, find_pyproject
 from sessionstore.errors import NotAStoreError, SessionStoreError, UnknownRevision
 from sessionstore.plumbing.commits import Commit
+from sessionstore.plumbing.file_backend import FileBackend
 from sessionstore.plumbing.fsutil import atomic_replace, fsync_dir
 from sessionstore.plumbing.locks import MEMORY_LOCK, STORE_LOCK, locked
 from sessionstore.plumbing.logs import Log
-from sessionstore.plumbing.names import check_name, is_valid_name
+from sessionstore.plumbing.names import check_name
 from sessionstore.plumbing.objects import ObjectStore
 from sessionstore.plumbing.refs import RefStore
 
@@ -111,10 +112,12 @@ class StoreLayout:
         self.root = root
         self.settings = settings
         """Loaded once when the store is opened (see the module docstring); every layer reads these."""
-        self.objects = ObjectStore(root)
-        self.refs = RefStore(root)
-        self.logs_dir = root / "logs"
-        self.locks_dir = root / "locks"
+        self.backend = FileBackend(root)
+        """Where blobs, commit chains and refs are kept (plumbing/backend.py's interfaces)."""
+        self.objects: ObjectStore = self.backend.objects
+        self.refs: RefStore = self.backend.refs
+        self.logs_dir = self.backend.logs_dir
+        self.locks_dir = self.backend.locks_dir
         self.listeners: list[Callable[[CompactionEvent], None]] = []
         """Called with every compaction event of every session opened from this store."""
         self.summarizer: Any = None
@@ -180,22 +183,11 @@ class StoreLayout:
     def sessions(self) -> list[str]:
         """Names of all sessions, sorted. A stray `.jsonl` in logs/ (a directory, or a name no session
         can have, like a copy named "x (1).jsonl") is no session: `stray_logs` lists them for fsck."""
-        return sorted(name for name, is_log in self._log_entries() if is_log)
+        return sorted(name for name, is_log in self.backend.log_entries() if is_log)
 
     def stray_logs(self) -> list[str]:
         """File names under logs/ that look like logs but cannot be one (see `sessions`), sorted."""
-        return sorted(f"{name}.jsonl" for name, is_log in self._log_entries() if not is_log)
-
-    def _log_entries(self) -> list[tuple[str, bool]]:
-        try:
-            with os.scandir(self.logs_dir) as entries:  # the file type comes with the listing: no stat
-                return [
-                    (e.name[:-6], is_valid_name(e.name[:-6]) and e.is_file())
-                    for e in entries
-                    if e.name.endswith(".jsonl")
-                ]
-        except FileNotFoundError:
-            return []
+        return sorted(f"{name}.jsonl" for name, is_log in self.backend.log_entries() if not is_log)
 
     def info(self, name: str) -> SessionInfo:
         """Head commit and checkpoint count of `name`, without loading any message."""
