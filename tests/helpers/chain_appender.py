@@ -42,7 +42,7 @@ def main() -> None:
             except StaleSessionError:  # back off (jittered, doubling) so the losers do not race in step
                 lost += 1
                 time.sleep(random.uniform(0, 0.002 * 2 ** min(lost, 4)))
-                head = log.head()  # the newest: reading just the seq it lost falls ever further behind
+                head = log.head(after=head)  # the newest (reading just the seq it lost falls behind)
         print(head.seq, head.id, flush=True)
         i += 1
 

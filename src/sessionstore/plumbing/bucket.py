@@ -56,7 +56,7 @@ class Bucket:
 
         self._obstore = obstore
         self.store = store
-        self.url = url.rstrip("/")
+        self.url = url if url.rstrip("/").endswith(":") else url.rstrip("/")  # memory:/// stays whole
         self.requests: Counter[str] = Counter()
         """Requests made, by kind: put, get, head, list (pages of `PAGE` keys), delete."""
 

@@ -101,6 +101,10 @@ class ObjectBlobs:
     def __iter__(self) -> Iterator[str]:
         return (oid for oid, _, _ in self.times())
 
+    def irregular(self) -> Iterator[tuple[str, str]]:
+        """Nothing: a bucket holds objects only (no directories, FIFOs or links to refuse)."""
+        return iter(())
+
     def times(self) -> Iterator[tuple[str, float, int]]:
         """(object id, last written, size) of every blob, from the listing alone (gc's candidates)."""
         for meta in self.bucket.list("objects/"):

@@ -78,16 +78,20 @@ class ObjectLog:
                 raise self._damage(
                     seq, "its id does not verify" if commit is None else "its seq is not its key"
                 )
-            out.append(_positioned(commit))
+            out.append(positioned(commit))
         return out
 
     def exists(self) -> bool:
         return bool(self._seqs())
 
-    def head(self) -> Commit | None:
-        """The newest commit: one listing of the chain's keys and one read."""
-        seqs = self._seqs()
-        return self._fetch(seqs[-1:])[0] if seqs else None
+    def head(self, after: Commit | None = None) -> Commit | None:
+        """The newest commit: one listing of the chain's keys and one read. `after`: a commit of this
+        chain the caller holds (a writer that lost a race): only the keys after it are listed, and it
+        is returned when nothing follows it, so catching up costs O(commits since), not O(chain)."""
+        seqs = self._seqs(after=after.seq if after else 0)
+        if not seqs:
+            return after
+        return self._fetch(seqs[-1:])[0]
 
     def size(self) -> int:
         """The position after the head (0: no commit)."""
@@ -179,9 +183,9 @@ class ObjectLog:
         self.bucket.delete(f"heads/{self.session}")
 
 
-def _positioned(commit: Commit) -> Commit:
-    """`commit` (parsed at offset = its seq) with the object backend's size of one position."""
-    return replace(commit, size=1)
+def positioned(commit: Commit) -> Commit:
+    """`commit` as this backend places it: its position (`offset`) its seq, its size one position."""
+    return replace(commit, offset=commit.seq, size=1)
 
 
 class _Hints:

@@ -8,6 +8,7 @@ from any process, raises `ImmutableRefError` and changes nothing.
 
 from __future__ import annotations
 
+from ..errors import CorruptObjectError, ImmutableRefError
 from .bucket import Bucket
 from .names import check_name, is_valid_name
 from .refs import CheckpointRef, RefListing, already_exists, parse_ref, ref_bytes
@@ -42,6 +43,20 @@ class ObjectRefs(RefListing):
     def numbers(self, session: str) -> list[int]:
         """The numbers of `session`'s checkpoints, ascending (one listing, no ref read)."""
         return sorted(int(m.key) for m in self.bucket.list(self._folder(session)) if m.key.isdigit())
+
+    def rewrite_malformed(self, session: str, k: int, commit_id: str, offset: int) -> CheckpointRef:
+        """Replace a ref that does not parse by the value the log derives (fsck --repair only); a
+        missing one is created, a well-formed one is never rewritten (`ImmutableRefError`)."""
+        try:
+            self.read(session, k)
+        except CorruptObjectError:
+            self.bucket.put(f"{self._folder(session)}{k}", ref_bytes(commit_id, offset))
+            return CheckpointRef(session, k, commit_id, offset)
+        except LookupError:
+            return self.create(session, k, commit_id, offset)
+        raise ImmutableRefError(
+            f"checkpoint ref checkpoints/{session}/{k} is well-formed: refs are write-once"
+        )
 
     def sessions(self) -> list[str]:
         return sorted(n for n in self.bucket.folders("refs/checkpoints/") if is_valid_name(n))

@@ -27,18 +27,26 @@ from typing import Any
 
 from ..errors import NotAStoreError, SessionStoreError
 from .bucket import Bucket
-from .names import is_valid_name
+from .names import SCHEMES, is_valid_name
 from .object_blobs import ObjectBlobs
 from .object_logs import ObjectLog
 from .object_refs import ObjectRefs
 
-SCHEMES = ("s3", "s3a", "gs", "az", "abfs", "abfss", "azure", "memory")
-"""URL schemes a store may be opened at (obstore's `from_url`; `memory:` is a process's own store)."""
 
+class ObjectRoot(str):
+    """The root of a store on object storage: its URL, as text. Code that still reaches for a file
+    under a store's root (a local cache, the trash of `rm`, a lock file) gets a one-line
+    `SessionStoreError` naming what is not available on object storage, never a local directory
+    named after the URL."""
 
-def is_url(text: str | os.PathLike[str]) -> bool:
-    """True when `text` is written as a URL (`scheme://...`), whether or not a store can live there."""
-    return isinstance(text, str) and "://" in text and text.split("://", 1)[0].isidentifier()
+    def __truediv__(self, part: object) -> Any:
+        raise SessionStoreError(
+            f"{self}: {part} is a file of a store directory, which a store on object storage does not "
+            "have (yet): use a store directory for this command"
+        )
+
+    def resolve(self) -> ObjectRoot:
+        return self
 
 
 class ConditionalCreate:
@@ -65,11 +73,29 @@ class ObjectBackend:
     def url(self) -> str:
         return self.bucket.url
 
+    @property
+    def root(self) -> ObjectRoot:
+        return ObjectRoot(self.bucket.url)
+
+    @property
+    def logs_dir(self) -> Any:
+        return self.root / "logs"
+
+    @property
+    def locks_dir(self) -> Any:
+        return self.root / "locks"
+
     def log(self, session: str) -> ObjectLog:
         return ObjectLog(self.bucket, session)
 
     def sessions(self) -> list[str]:
         return sorted(n for n in self.bucket.folders("logs/") if is_valid_name(n))
+
+    def heads(self) -> dict[str, tuple[Any, int]]:
+        """(head commit, checkpoint count) of every session: `object_heads.read_heads`."""
+        from .object_heads import read_heads
+
+        return read_heads(self.bucket)
 
     def check(self, *, create: bool, version: str) -> None:
         """Make sure the bucket prefix holds a store of format `version`, creating it when `create`."""
