@@ -13,9 +13,8 @@ from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.usage import RequestUsage
 
 from sessionstore.accounting import thresholds
-from sessionstore.accounting.settings import Settings
+from sessionstore.accounting.settings import THRESHOLD_ENV, Settings
 from sessionstore.accounting.thresholds import (
-    THRESHOLD_ENV,
     Levels,
     Measurement,
     Meter,
@@ -344,3 +343,15 @@ def test_a_known_local_total_measures_the_same_as_summing(
     assert a.succeeded(history, sizes, local=sum(sizes)) == b.succeeded(history, sizes)
     assert a.failed(history, sizes, local=sum(sizes)) == b.failed(history, sizes)
     assert a.reset(history, sizes, local=sum(sizes)) == b.reset(history, sizes)
+
+
+def test_model_of_is_the_newest_responses_model_with_its_provider() -> None:
+    from sessionstore.accounting.thresholds import model_of
+
+    ask = ModelRequest(parts=[UserPromptPart("hi")])
+    old = ModelResponse(parts=[TextPart("a")], model_name="gpt-4o", provider_name="openai")
+    new = ModelResponse(parts=[TextPart("b")], model_name="claude-sonnet-4-5")
+    assert model_of([ask, old, ask]) == "openai:gpt-4o"
+    assert model_of([ask, old, ask, new]) == "claude-sonnet-4-5"  # no provider: the name alone
+    assert model_of([ask]) is None
+    assert resolve_window(model_of([ask, old]), Settings()) == 128_000  # the window it names

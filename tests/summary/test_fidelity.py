@@ -1,4 +1,4 @@
-"""Issue 11's fidelity goals on a few seeds (benchmarks/bench_fidelity.py has the full table).
+"""Issue 11's fidelity goals on a few seeds (benchmarks/bench_fidelity_synthetic.py has the full table).
 
 Typed, unguessable items planted among filler must survive 5 rounds of offline compaction with a 10 %
 tail; corrections must show only the latest value as current; an LLM summarizer that drops everything
@@ -15,7 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-import bench_fidelity as bench
+import bench_fidelity_synthetic as bench
 
 SEEDS = (0, 1, 2)
 

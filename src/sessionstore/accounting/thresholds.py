@@ -7,7 +7,6 @@ the source to keep it so): one definition of "equal does not fire" and "zero fir
 from __future__ import annotations
 
 import math
-import os
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -15,27 +14,24 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SettingsError
-from .settings import Settings
+from .settings import Settings, threshold_override
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
 
 __all__ = [
-    "THRESHOLD_ENV",
     "Levels",
     "Measurement",
     "Meter",
     "levels",
     "measure",
     "model_capacity",
+    "model_of",
     "next_tier",
     "over_threshold",
     "resolve_window",
     "window_for_capacity",
 ]
-
-THRESHOLD_ENV = "SESSIONSTORE_COMPACT_THRESHOLD"
-"""Debug override of the full level, in tokens; read on every `levels()` call, never cached."""
 
 LOCAL_MODELS = frozenset({"extractive"})
 """Model names that run locally (no provider, no context window of their own)."""
@@ -51,6 +47,15 @@ TIER_NONE, TIER_MICRO, TIER_FULL = 0, 1, 2
 
 
 # --- window -------------------------------------------------------------------------------------------
+
+
+def model_of(history: Sequence[ModelMessage]) -> str | None:
+    """The model the conversation runs on: the newest response's `model_name` (with provider), whose
+    window `resolve_window` gives a session that names no model of its own."""
+    for msg in reversed(history):
+        if msg.kind == "response" and msg.model_name:
+            return f"{msg.provider_name}:{msg.model_name}" if msg.provider_name else msg.model_name
+    return None
 
 
 def model_capacity(model: Any) -> int | None:
@@ -156,24 +161,13 @@ def _fraction_of(window: int, reserve: float) -> int:
     return math.floor(round(window * (1.0 - reserve), 6))
 
 
-def threshold_override(env: Mapping[str, str] | None = None) -> int | None:
-    """`SESSIONSTORE_COMPACT_THRESHOLD` as a positive int, or None (unset, non-positive or unparsable)."""
-    raw = (os.environ if env is None else env).get(THRESHOLD_ENV)
-    if raw is None:
-        return None
-    try:
-        value = int(raw.strip().replace("_", ""))
-    except ValueError:
-        return None
-    return value if value > 0 else None
-
-
 def levels(window: int, settings: Settings, *, env: Mapping[str, str] | None = None) -> Levels:
     """Micro and full levels for `window`: window * (1 - reserve fraction), rounded down.
 
-    `SESSIONSTORE_COMPACT_THRESHOLD` (read now, from `env` or os.environ) replaces the full level; the
-    micro level is then scaled by the same ratio as configured (60/80 of it with the defaults), so micro
-    still fires first and debugging one level exercises both tiers.
+    `SESSIONSTORE_COMPACT_THRESHOLD`, asked of the settings' owner on every call
+    (`settings.threshold_override`, from `env` or os.environ), replaces the full level; the micro level
+    is then scaled by the same ratio as configured (60/80 of it with the defaults), so micro still
+    fires first and debugging one level exercises both tiers.
     """
     if window <= 0:
         raise SettingsError(f"invalid context window {window!r}: must be a positive number of tokens")

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 import click
 import orjson
 
-from ..accounting.settings import ENV_PREFIX, NOT_SETTINGS_ENV, Settings
-from ..accounting.thresholds import THRESHOLD_ENV, levels, resolve_window, threshold_override
+from ..accounting.settings import ENV_PREFIX, NOT_SETTINGS_ENV, THRESHOLD_ENV, Settings, threshold_override
+from ..accounting.thresholds import levels, resolve_window
 from ..porcelain.session.gauge import commit_gauge, format_gauge, gauge
 from .output import (
     colour_enabled,
@@ -135,6 +135,3 @@ def gauge_cmd(
     """
     store = open_store(ctx, overrides={"context_window_tokens": window})
     return gauge_of(store, name, plain=plain, fmt=fmt, model=model)
-
-
-COMMANDS: list[click.Command] = [config_cmd, gauge_cmd]

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sessionstore.accounting.settings import Settings
+from sessionstore.errors import NotAStoreError
 from sessionstore.plumbing.commits import Commit
 from sessionstore.plumbing.names import check_name, refuse_mangled_url
 from sessionstore.porcelain.session import heads
@@ -23,6 +24,7 @@ from sessionstore.porcelain.session.layout import (
     StoreLayout,
     default_root,
     load_settings,
+    locate_root,
 )
 
 if TYPE_CHECKING:
@@ -78,7 +80,16 @@ class SessionStore(StoreLayout):
             if settings is None:  # the project is the current directory's: the store has no directory
                 settings = load_settings(Path.cwd() / DEFAULT_DIRNAME, overrides=overrides)
             return cls._opened(backend.root, settings, warm, backend)
-        root = Path(target) if target is not None else default_root()
+        if path is not None:
+            root = Path(path)
+        else:  # found as git finds .git; when there is none, say where it looked
+            found = locate_root()
+            root = found.path
+            if not create and not (root / "VERSION").is_file():
+                raise NotAStoreError(
+                    f"no session store ({found.where}): run `session init` to create {root}, "
+                    "or pass --store PATH"
+                )
         refuse_mangled_url(root)  # `s3:/bucket`: a URL made into a Path
         cls.check(root, create=create)
         if settings is None:
@@ -116,17 +127,20 @@ class SessionStore(StoreLayout):
             raise self.unknown_session(name)
         return Session(self, check_name(name))
 
-    def fork(self, rev: str, new_name: str) -> Session:
-        """A new session whose history is the state at `rev`, sharing its blobs (nothing copied)."""
+    def fork(self, rev: str | Commit, new_name: str) -> Session:
+        """A new session whose history is the state at `rev` (a revision, or a `Commit` from
+        `resolve`), sharing its blobs (nothing copied)."""
         from sessionstore.porcelain.session.session import Session
 
-        return Session.fork_from(self, self.resolve(rev), check_name(new_name))
+        target = rev if isinstance(rev, Commit) else self.resolve(rev)
+        return Session.fork_from(self, target, check_name(new_name))
 
-    def resolve(self, rev: str) -> Commit:
-        """The commit `rev` names (DESIGN §4); `UnknownRevision` lists candidates."""
+    def resolve(self, rev: str, *, within: str | None = None) -> Commit:
+        """The commit `rev` names (DESIGN §4); `UnknownRevision` lists candidates. A revision naming a
+        session resolves in it; a bare commit id `within` that session first (see revisions.resolve)."""
         from sessionstore.porcelain.session.revisions import resolve
 
-        return resolve(self, rev)
+        return resolve(self, rev, within=within)
 
     def fsck(self, *, repair: bool = False) -> FsckReport:
         from sessionstore.porcelain.maintenance.fsck_gc import fsck

@@ -5,11 +5,11 @@ reader's decoder) and every checkpoint ref, and lists every problem rather than 
 It repairs only what can be rebuilt without guessing, and says exactly what it did: a torn log tail
 (a last line WITHOUT its newline: cut), a missing or malformed checkpoint ref (rewritten from its
 compaction commit), a log git left with conflict markers (split: ours stays NAME, theirs becomes
-NAME-<short id of theirs' head>, each with its refs; see `splitting`), and what an interrupted import
+NAME-<short id of theirs' head>, each with its refs; see `conflict_split`), and what an interrupted import
 left behind. Damage is never cut: a newline-terminated line that does not verify, or a log that ends
 before a checkpoint points, is named with the fix (restore from git or a backup). The temp file a
 write killed mid-way leaves (a checkpoint ref's, a title's, a move journal's) is a note, not a problem:
-gc removes it after the grace period. fsck also finishes a `rm`/`rename` a crash cut (`leftovers`).
+gc removes it after the grace period. fsck also finishes a `rm`/`rename` a crash cut (`crash_leftovers`).
 
 gc never runs on a store fsck would call damaged (deleting with a misread log could delete reachable
 data), never while a writer is between a blob and its commit line (`gc_exclusive`), and in a store git
@@ -35,8 +35,7 @@ from sessionstore.plumbing.locks import gc_exclusive
 from sessionstore.plumbing.logs import MergeConflictError
 from sessionstore.plumbing.objects import is_object_id
 from sessionstore.porcelain.importing.staging_dir import leftover_imports, remove_leftover_import
-from sessionstore.porcelain.maintenance import conflict_split as splitting
-from sessionstore.porcelain.maintenance import crash_leftovers as leftovers
+from sessionstore.porcelain.maintenance import conflict_split, crash_leftovers
 from sessionstore.porcelain.session.heads import HEADS_FILE, HeadsCache
 
 if TYPE_CHECKING:
@@ -54,7 +53,7 @@ class FsckReport:
     problems: list[str] = field(default_factory=list)
     repaired: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    """Worth knowing, not a problem (`ok` ignores them): temp files a crash left (`leftovers`)."""
+    """Worth knowing, not a problem (`ok` ignores them): temp files a crash left (`crash_leftovers`)."""
 
     @property
     def ok(self) -> bool:
@@ -73,7 +72,7 @@ class GcReport:
     """Trash entries (`session rm`) older than the grace period, deleted after the blobs
     (`SessionStore.gc`)."""
     temps_removed: list[str] = field(default_factory=list)
-    """Temp files a write killed mid-way left (`leftovers`: mostly a checkpoint ref's) older than
+    """Temp files a write killed mid-way left (`crash_leftovers`: mostly a checkpoint ref's) older than
     the grace period, deleted (or, in a dry run, that would be), as store-relative paths."""
     temps_kept: int = 0
     """Such files younger than the grace period, kept: a writer may still be using one."""
@@ -143,7 +142,7 @@ def fsck(store: SessionStore, *, repair: bool = False, progress: Progress | None
     )
     files = not store.on_object_storage  # moves, imports, caches and temp files live in a directory
     if files:  # first: the sessions a finished move completes are checked below
-        leftovers.check_moves(store, repair, report.problems, report.repaired)
+        crash_leftovers.check_moves(store, repair, report.problems, report.repaired)
         _check_leftover_imports(store, repair, report)
     lines: dict[str, int] = {}  # verified blob -> message count
     names = store.sessions()
@@ -165,7 +164,7 @@ def fsck(store: SessionStore, *, repair: bool = False, progress: Progress | None
                 report.problems.append(f"unreachable {err}")
     if files:
         _check_heads_cache(store, repair, report)
-        if note := leftovers.temps_note(store):
+        if note := crash_leftovers.temps_note(store):
             report.notes.append(note)
     return report
 
@@ -197,7 +196,7 @@ def _check_session(
             report.problems.append(str(err))
             return [False]
         try:
-            split = splitting.split_session(store, name)
+            split = conflict_split.split_session(store, name)
         except SessionStoreError as failed:
             report.problems.append(str(failed))
             return [False]
@@ -398,7 +397,7 @@ def gc(
                 continue  # a writer finished with it meanwhile
             if old and not dry_run:
                 tmp.unlink(missing_ok=True)
-        report.temps_removed, report.temps_kept = leftovers.prune_temps(store, cutoff, dry_run=dry_run)
+        report.temps_removed, report.temps_kept = crash_leftovers.prune_temps(store, cutoff, dry_run=dry_run)
     return report
 
 

@@ -21,6 +21,7 @@ from sessionstore.accounting.thresholds import (
     TIER_MICRO,
     Levels,
     levels,
+    model_of,
     next_tier,
     over_threshold,
     resolve_window,
@@ -35,7 +36,7 @@ from sessionstore.compaction.events import (
 from sessionstore.compaction.micro import MicroResult, MicroState, microcompact
 from sessionstore.errors import CompactionError, CorruptLogError, SessionStoreError
 from sessionstore.plumbing import codec
-from sessionstore.porcelain.session.writer import Lockstep, model_of
+from sessionstore.porcelain.session.writer import Lockstep
 from sessionstore.summary.skeleton import is_summary_request
 
 if TYPE_CHECKING:

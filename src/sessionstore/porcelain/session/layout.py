@@ -29,7 +29,7 @@ from sessionstore.errors import NotAStoreError, SessionStoreError, UnknownRevisi
 from sessionstore.plumbing.commits import Commit
 from sessionstore.plumbing.file_backend import FileBackend
 from sessionstore.plumbing.fsutil import atomic_replace, fsync_dir
-from sessionstore.plumbing.locks import MEMORY_LOCK, STORE_LOCK, locked
+from sessionstore.plumbing.locks import STORE_LOCK, locked
 from sessionstore.plumbing.logs import Log
 from sessionstore.plumbing.names import check_name
 from sessionstore.plumbing.objects import ObjectStore
@@ -50,19 +50,43 @@ GITATTRIBUTES = b"* -text\n"
 """Blobs are named by the sha256 of their exact bytes: git must never convert their line endings."""
 
 
-def default_root(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Path:
-    """`SESSIONSTORE_DIR` when set, else `.sessions` at the git top level above `cwd`, else in `cwd`.
+class DefaultRoot(NamedTuple):
+    """The store a command without `--store` uses, and how it was found (for the error when none is)."""
+
+    path: Path
+    where: str
+    """Where it looked, said in words: `SESSIONSTORE_DIR`, the git top level, or the directories
+    searched outside git."""
+
+
+def locate_root(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> DefaultRoot:
+    """`SESSIONSTORE_DIR` when set; else `.sessions` at the git top level above `cwd`; outside git, the
+    nearest `.sessions` store in `cwd` or a directory above it (found upward, as git finds `.git`), else
+    `.sessions` in `cwd` (where `session init` creates one).
 
     No subprocess (start-up matters): the git top level is the nearest directory holding `.git`.
     """
     environ = os.environ if env is None else env
     if configured := environ.get(STORE_ENV):
-        return Path(configured)
+        return DefaultRoot(Path(configured), f"${STORE_ENV}")
     here = (cwd or Path.cwd()).resolve()
+    nearest: Path | None = None
     for directory in (here, *here.parents):
         if (directory / ".git").exists():
-            return directory / DEFAULT_DIRNAME
-    return here / DEFAULT_DIRNAME
+            return DefaultRoot(directory / DEFAULT_DIRNAME, f"at the git top level {directory}")
+        if nearest is None and (directory / DEFAULT_DIRNAME / "VERSION").is_file():
+            nearest = directory / DEFAULT_DIRNAME
+    if nearest is not None:
+        return DefaultRoot(nearest, f"the nearest {DEFAULT_DIRNAME}/ above {here} (no git repository)")
+    looked = f"{here}" if here == here.parent else f"{here} and every directory above it"
+    return DefaultRoot(
+        here / DEFAULT_DIRNAME, f"looked for {DEFAULT_DIRNAME}/ in {looked}; not in a git repository"
+    )
+
+
+def default_root(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Path:
+    """The store a command without `--store` uses (see `locate_root`)."""
+    return locate_root(cwd, env).path
 
 
 def project_pyproject(root: Path, cwd: Path | None = None) -> Path | None:
@@ -245,14 +269,4 @@ class StoreLayout:
             yield
             return
         with locked(self.locks_dir, STORE_LOCK, self.settings.lock_timeout_s, what=f"store {self.root}"):
-            yield
-
-    @contextmanager
-    def memory_lock(self) -> Iterator[None]:
-        """Held while a session rewrites MEMORY.md, so two sessions ending at once both keep their bullet
-        (none for a store on object storage: its MEMORY.md is each machine's own file)."""
-        if self.on_object_storage:
-            yield
-            return
-        with locked(self.locks_dir, MEMORY_LOCK, self.settings.lock_timeout_s, what=f"{self.memory_path}"):
             yield

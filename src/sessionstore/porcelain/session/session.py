@@ -18,6 +18,7 @@ from sessionstore.accounting.thresholds import over_threshold
 from sessionstore.errors import LockTimeout as LockTimeoutError
 from sessionstore.errors import SessionBusy, SessionStoreError, UnknownRevision
 from sessionstore.plumbing import codec
+from sessionstore.plumbing.commits import Commit
 from sessionstore.porcelain.session import cascade
 from sessionstore.porcelain.session.arguments import check_focus
 from sessionstore.porcelain.session.revisions import resolve
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from sessionstore.compaction.events import CompactionEvent
     from sessionstore.compaction.micro import MicroState
     from sessionstore.memory.fileio import MemoryUpdate
-    from sessionstore.plumbing.commits import Commit
     from sessionstore.porcelain.session.layout import StoreLayout
 
 __all__ = ["Session", "state_at"]
@@ -152,9 +152,13 @@ class Session(Lockstep):
         assert self.head is not None
         return self.head
 
-    def checkout(self, rev: str) -> Commit:
-        """Rewind (or move) the head to the state at `rev`; the log keeps everything after it."""
-        target = resolve(self.store, rev)
+    def checkout(self, rev: str | Commit) -> Commit:
+        """Rewind (or move) the head to the state at `rev`; the log keeps everything after it.
+
+        `rev` is a revision (a bare commit id is looked up in this session first, so a commit another
+        session also holds still names this one's) or a `Commit` of this session from `store.resolve`.
+        """
+        target = rev if isinstance(rev, Commit) else resolve(self.store, rev, within=self.name)
         if target.session != self.name:
             raise UnknownRevision(
                 f"{rev!r} is a commit of session {target.session!r}, not {self.name!r}: "
@@ -202,11 +206,10 @@ class Session(Lockstep):
         summary = (cascade.summary_text(self.messages[0]) if self.messages else None) or summarize_extractive(
             self.messages
         )
-        with self.store.memory_lock():  # read-modify-write: a concurrent end would lose one bullet
-            store = self.store
-            return record_session_end(
-                store.memory_path, self.name, summary, store.settings, model=store.summary_model
-            )
+        store = self.store  # record_session_end holds MEMORY.md's lock (memory.lock) while it rewrites
+        return record_session_end(
+            store.memory_path, self.name, summary, store.settings, model=store.summary_model
+        )
 
     def subscribe(self, listener: Callable[[CompactionEvent], None]) -> None:
         """Call `listener` with every compaction event of this session."""

@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sessionstore.accounting.thresholds import Measurement, Meter, measure, model_capacity
+from sessionstore.accounting import tokenizer
+from sessionstore.accounting.thresholds import Measurement, Meter, measure, model_capacity, model_of
 from sessionstore.accounting.tokens import estimate_messages
 from sessionstore.errors import CorruptLogError, SessionStoreError
 from sessionstore.plumbing import codec
@@ -35,14 +36,6 @@ if TYPE_CHECKING:
 CARRIED = ("model", "capacity")
 """Fields every commit line repeats from its parent (or a reset's target), so the gauge reads the
 window from one line and a fork or checkout keeps its source's model."""
-
-
-def model_of(history: Sequence[ModelMessage]) -> str | None:
-    """The model the conversation runs on: the newest response's `model_name` (with provider)."""
-    for msg in reversed(history):
-        if msg.kind == "response" and msg.model_name:
-            return f"{msg.provider_name}:{msg.model_name}" if msg.provider_name else msg.model_name
-    return None
 
 
 def model_id(model: Any) -> str:
@@ -138,6 +131,7 @@ class Lockstep:
     def __init__(self, store: StoreLayout, name: str) -> None:
         self.store = store
         self.name = name
+        tokenizer.prefer(store.settings.tokenizer)  # before this process's first count, if it is the first
         self.log_file = store.log(name)
         self.model: Any = None
         """The model the agent runs on, a pydantic-ai `Model` or model id: its profile's context window
