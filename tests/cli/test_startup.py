@@ -43,7 +43,7 @@ STORE_PATH = {
     "sessionstore.cli.output", "sessionstore.cli.store_cmds", "sessionstore.accounting",
     "sessionstore.accounting.settings", "sessionstore.plumbing", "sessionstore.plumbing.fsutil",
     "sessionstore.plumbing.names", "sessionstore.plumbing.locks", "sessionstore.plumbing.logs",
-    "sessionstore.plumbing.commits",
+    "sessionstore.plumbing.commits", "sessionstore.plumbing.file_backend",
     "sessionstore.plumbing.objects", "sessionstore.plumbing.refs", "sessionstore.porcelain",
     "sessionstore.porcelain.session", "sessionstore.porcelain.session.layout",
     "sessionstore.porcelain.session.heads", "sessionstore.porcelain.session.heads_file",

@@ -104,7 +104,7 @@ def _check_conversation_index(store: SessionStore, repair: bool, report: FsckRep
     from the logs with `repair`; only when the store has one."""
     from ..integrations.conversation_index import INDEX_FILE, check_index, rebuild_index
 
-    if not (store.root / INDEX_FILE).exists():
+    if store.on_object_storage or not (store.root / INDEX_FILE).exists():
         return
     problems = check_index(store)
     if problems and repair:

@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING, Any
 from sessionstore.accounting.settings import Settings
 from sessionstore.errors import NotAStoreError
 from sessionstore.plumbing.commits import Commit
-from sessionstore.plumbing.names import check_name
+from sessionstore.plumbing.names import check_name, refuse_mangled_url
 from sessionstore.porcelain.session import heads
 from sessionstore.porcelain.session.layout import (
     DEFAULT_DIRNAME,
     FORMAT_VERSION,
+    STORE_ENV,
     SessionInfo,
     StoreLayout,
     default_root,
@@ -70,6 +71,15 @@ class SessionStore(StoreLayout):
         wait; an append that comes first does what is left. Read-only callers pass `warm=False`:
         the `session` CLI does, so `session list` or `log` never load pydantic-ai or a tokenizer.
         """
+        target = os.fspath(path) if path is not None else os.environ.get(STORE_ENV) or None
+        if target is not None and "://" in target:  # s3://bucket/prefix and the like (DESIGN §13)
+            from sessionstore.plumbing.object_storage import open_url  # only such a store loads it
+
+            backend = open_url(target)
+            backend.check(create=create, version=FORMAT_VERSION)
+            if settings is None:  # the project is the current directory's: the store has no directory
+                settings = load_settings(Path.cwd() / DEFAULT_DIRNAME, overrides=overrides)
+            return cls._opened(backend.root, settings, warm, backend)
         if path is not None:
             root = Path(path)
         else:  # found as git finds .git; when there is none, say where it looked
@@ -80,20 +90,31 @@ class SessionStore(StoreLayout):
                     f"no session store ({found.where}): run `session init` to create {root}, "
                     "or pass --store PATH"
                 )
+        refuse_mangled_url(root)  # `s3:/bucket`: a URL made into a Path
         cls.check(root, create=create)
         if settings is None:
             settings = load_settings(root, overrides=overrides)
+        return cls._opened(root, settings, warm)
+
+    @classmethod
+    def _opened(cls, root: Any, settings: Settings, warm: bool, backend: Any = None) -> SessionStore:
         if warm:
             from sessionstore.accounting.tokens import (
                 preload,
             )  # lazily: `warm=False` (the CLI) never imports it
 
             preload(_warm_session_writes)
-        return cls(root, settings)
+        return cls(root, settings, backend)
 
     def infos(self, derive: Callable[[StoreLayout, str], str] | None = None) -> list[SessionInfo]:
         """Every session's `info`, sorted by name (with `derive`'s value as `title`): the heads cache
-        (`heads.infos`) reads only the logs that changed since it last looked."""
+        (`heads.infos`) reads only the logs that changed since it last looked. On object storage the
+        heads come from their hints (`ObjectBackend.heads`, O(sessions / 1000) requests), untitled:
+        no titles are kept there yet."""
+        if self.on_object_storage:
+            return [
+                SessionInfo(name, head, k, "") for name, (head, k) in sorted(self.backend.heads().items())
+            ]
         return heads.infos(self, derive)
 
     def session(self, name: str, *, create: bool = True) -> Session:
@@ -140,6 +161,10 @@ class SessionStore(StoreLayout):
         from sessionstore.porcelain.history import naming
         from sessionstore.porcelain.maintenance.fsck_gc import gc
 
+        if self.on_object_storage:  # no trash: `rm` is not available there yet
+            from sessionstore.porcelain.maintenance.fsck_gc import gc as gc_objects
+
+            return gc_objects(self, grace_days=grace_days, dry_run=dry_run, progress=progress)
         old: list[naming.Removed] = []
 
         def young_trash() -> list[Path]:  # listed with writers held off: an `rm` cannot slip between

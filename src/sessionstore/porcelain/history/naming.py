@@ -204,7 +204,10 @@ def title(store: SessionStore, name: str) -> str:
 
 
 def titled(store: SessionStore) -> frozenset[str]:
-    """Names of the sessions that have a set title (one listing: `session list` asks once)."""
+    """Names of the sessions that have a set title (one listing: `session list` asks once); none on
+    object storage, where titles are not kept yet."""
+    if store.on_object_storage:
+        return frozenset()
     try:
         return frozenset(os.listdir(_titles(store)))
     except (FileNotFoundError, NotADirectoryError):
