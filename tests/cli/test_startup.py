@@ -55,6 +55,7 @@ ROWS = {
     "sessionstore.porcelain.session.file_moves",  # set titles (`file_moves.titles_dir`)
     "sessionstore.porcelain.history.lookup",
     "sessionstore.porcelain.session.revisions",  # naming's `conversation_of`
+    "sessionstore.formats", "sessionstore.formats.injected",  # titles skip injected context (one regex)
 }  # fmt: skip
 """Added once there are rows to print from the heads cache: its cells are the rendered columns."""
 CELLS = {  # the context column: the window, and the calibrated reading (DESIGN §6)
