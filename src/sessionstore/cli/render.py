@@ -2,7 +2,8 @@
 
 One row per part: a role column (system, user, assistant, tool, summary) and the text. Tool calls read
 as `name(arg="value", ...)`, tool results and thinking are shortened unless `full`, thinking is dimmed,
-compaction summaries are marked. Parts are told apart by their `part_kind` string, so a part kind
+compaction summaries are marked. Every character a terminal would act on (ESC, BEL, NUL, ...) is
+shown as an escape (`output.printable`). Parts are told apart by their `part_kind` string, so a part kind
 added by a later pydantic-ai still prints (as its kind) instead of failing.
 """
 
@@ -12,7 +13,7 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .output import Painter, plural
+from .output import Painter, plural, printable
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
@@ -138,8 +139,9 @@ def render(messages: Sequence[ModelMessage], paint: Painter, *, full: bool = Fal
             # The role is printed once per run of parts, as in DESIGN §11's sketch.
             label = indent if role == previous else paint(role.ljust(ROLE_WIDTH), bold=True)
             previous = role
-            # A newline inside a tool name or an argument key would break the column: split again.
-            lines = [piece for line in lines for piece in (line.splitlines() or [""])]
+            # A newline inside a tool name or an argument key would break the column: split again;
+            # then every piece is shown literally (`printable`): message text, tool names, arguments.
+            lines = [printable(piece, tabs=True) for line in lines for piece in (line.splitlines() or [""])]
             for i, line in enumerate(lines):
                 text = paint(line, **style) if style else line
                 out.append(f"{label if i == 0 else indent} {text}".rstrip())

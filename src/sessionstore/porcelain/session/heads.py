@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
-from sessionstore.errors import SessionStoreError
+from sessionstore.errors import SessionStoreError, StorePathError
 from sessionstore.plumbing.commits import Commit, parse_line
-from sessionstore.plumbing.fsutil import atomic_replace, check_store_dir, fsync_dir, read_regular
+from sessionstore.plumbing.fsutil import atomic_replace, read_regular
 from sessionstore.porcelain.session.heads_file import (
     ENTRY_ERRORS,
     HEADS_FILE,
@@ -30,6 +30,7 @@ from sessionstore.porcelain.session.heads_file import (
     head_line,
 )
 from sessionstore.porcelain.session.layout import SessionInfo, StoreLayout
+from sessionstore.porcelain.session.log_marks import mark_of, next_mark
 from sessionstore.porcelain.session.log_stats import count_checkpoints, log_stats, ref_dirs, refs_key, stamp
 
 Derive = Callable[[StoreLayout, str], str]
@@ -65,10 +66,11 @@ def infos(
 
 class HeadsCache:
     """`index/sessions.json`: each session's row (its log's (size, mtime_ns, ctime_ns, inode), its
-    refs directory's (mtime_ns, inode) and checkpoint count, derived title, the caller's cells and the
+    refs directory's (mtime_ns, inode) and checkpoint count, derived title, the caller's cells, the
     title's key: how many of the log's first bytes it came from and their sha256, so it outlives a
-    change that leaves them) and its head commit, like git's index. Derived data, never trusted
-    blindly:
+    change that leaves them, and the log's high mark, `log_marks`) and its head commit, like git's
+    index. A log too new to cache keeps a row of its mark alone (size -1: never used as a hit).
+    Derived data, never trusted blindly:
 
     - an entry is used only while the log's key is unchanged and was not changing when it was read
       (mtime at least `_RACY_NS` before the read, git's "racily clean" rule); every other log is read;
@@ -87,7 +89,9 @@ class HeadsCache:
 
     def __init__(self, layout: StoreLayout) -> None:
         self.layout = layout
-        self.path = layout.root / HEADS_FILE
+        self.home = layout.top / HEADS_FILE.parent.name
+        """`index/` (checked by every use)."""
+        self.path = self.home.path / HEADS_FILE.name
 
     # -- the file -----------------------------------------------------------------------------------
 
@@ -98,8 +102,8 @@ class HeadsCache:
         return snapshot.rows if snapshot.heads() is not None else {}
 
     def _read(self) -> Snapshot:
+        self.home.check()  # a linked index/ is refused, never taken for a missing cache
         with suppress(OSError, SessionStoreError):
-            check_store_dir(self.path.parent)
             return Snapshot(read_regular(self.path, what=str(HEADS_FILE)))
         return Snapshot(b"")
 
@@ -107,12 +111,8 @@ class HeadsCache:
         """Write `memo`, `rows` (cells under `tag`) and their heads, one JSON line each in the rows'
         order."""
         data = encode(memo, tag, rows, heads)
-        directory = self.path.parent
-        check_store_dir(directory)
-        if not directory.is_dir():
-            directory.mkdir()
-            fsync_dir(self.layout.root)
-        if not (directory / ".gitignore").exists():  # stores made before GITIGNORE listed index/
+        directory = self.home.make()
+        if not os.path.lexists(directory / ".gitignore"):  # stores made before GITIGNORE listed index/
             atomic_replace(directory / ".gitignore", b"*\n")
         atomic_replace(self.path, data)
 
@@ -145,7 +145,7 @@ class HeadsCache:
             old = self._read()
             known = old.memo
             stats: dict[str, os.stat_result] | None = {} if known is None else None  # no memo to hit
-            now = stamp(self.layout.logs_dir, self.layout.refs.dir, stats)
+            now = stamp(self.layout.logs, self.layout.refs.home, stats)
             if known is not None and known[0] == tag and known[1] == now:
                 return known[2], known[3]
             rows, _, value = _walk(
@@ -163,7 +163,7 @@ class HeadsCache:
         checkpoint count than the log's own. Entries for changed or removed logs are not problems:
         they are never used.
         """
-        if not self.path.exists():
+        if not os.path.lexists(self.home.check() / HEADS_FILE.name):
             return []
         fix = "`session fsck --repair` rebuilds it (it is derived from the logs)"
         snapshot = self._read()
@@ -173,7 +173,8 @@ class HeadsCache:
         position = {name: i for i, name in enumerate(snapshot.rows)}
         layout = self.layout
         problems = []
-        for name, st in log_stats(layout.logs_dir):
+        with_refs = ref_dirs(layout.refs.home)  # checks refs/checkpoints
+        for name, st in log_stats(layout.logs):
             row = snapshot.rows.get(name)
             if not _same_log(row, st):
                 continue
@@ -181,8 +182,8 @@ class HeadsCache:
                 head = layout.log(name).head()
             except SessionStoreError:
                 continue  # the log's own check names it
-            refs = refs_key(layout.refs.dir, name)
-            counted = count_checkpoints(layout.refs.dir, name) if refs is not None else 0
+            refs = refs_key(layout.refs.home, name) if name in with_refs else None
+            counted = count_checkpoints(layout.refs.home, name) if refs is not None else 0
             if head != cached_head(heads[position[name]]):
                 problems.append(
                     f"{HEADS_FILE}: session {name!r} is cached at another head than its log's: {fix}"
@@ -196,7 +197,7 @@ class HeadsCache:
 
     def rebuild(self) -> None:
         """Rewrite the cache from the logs alone (`session fsck --repair`)."""
-        self.path.unlink(missing_ok=True)
+        (self.home.check() / HEADS_FILE.name).unlink(missing_ok=True)
         self.infos(None, cached=False)
 
 
@@ -240,15 +241,15 @@ def _walk(
     heads: list[Commit | None] = []
     new: dict[str, list[Any]] = {}
     fresh: dict[str, Commit | None] = {}  # the heads read from the logs this time
-    with_refs = ref_dirs(layout.refs.dir)
+    with_refs = ref_dirs(layout.refs.home)
     changed = False
     # Logs (and refs) last changed before `settled` are no longer "racily clean": cacheable. Taken
     # before anything is listed, so a change during the listing always counts as recent.
     settled = time.time_ns() - _RACY_NS
     settled_all = True
     untrusted = False
-    for name, st in log_stats(layout.logs_dir, rows, stats):
-        refs = refs_key(layout.refs.dir, name) if name in with_refs else None
+    for name, st in log_stats(layout.logs, rows, stats):
+        refs = refs_key(layout.refs.home, name) if name in with_refs else None
         row: Any = rows.get(name)
         hit = _same_log(row, st)
         if hit and reuse and row[4] == refs and row[7] is not None and (derive is None or row[6] is not None):
@@ -282,7 +283,7 @@ def _walk(
         elif hit and row[4] == refs and row[5] is not None:
             checkpoints = row[5]
         else:
-            checkpoints = count_checkpoints(layout.refs.dir, name)
+            checkpoints = count_checkpoints(layout.refs.home, name)
         if hit and old.tag == tag and row[7] is not None:
             made = row[7]
         elif cells is not None:
@@ -291,10 +292,14 @@ def _walk(
             made = None
         out.append((name, checkpoints, "" if untrusted else title, made))
         untrusted = False
+        mark = mark_of(row) if hit else next_mark(layout.logs, name, row, st.st_ino, head)  # unchanged: kept
         if st.st_mtime_ns > settled or (
             head is not _MISS and head is not None and head.size > _MAX_CACHED_LINE
         ):
             settled_all = False  # nothing remembered of this listing
+            if mark is not None:  # but how long the log was, always (`log_marks`): a row never used
+                new[name] = [-1, -1, -1, st.st_ino, None, None, None, None, None, list(mark)]
+                changed = changed or new[name] != row
             continue  # read again next time
         if refs is not None and refs[0] > settled:
             refs, settled_all = None, False  # its count is not cached yet
@@ -304,7 +309,10 @@ def _walk(
         if hit and row[4] == refs and row[5] == counted and row[6] == title and row[7] is made:
             new[name] = row  # unchanged: no copy, and no deep comparison at the end
             continue
-        new[name] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, refs, counted, title, made, key]
+        new[name] = [
+            st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, refs, counted, title, made, key,
+            None if mark is None else list(mark),
+        ]  # fmt: skip
         changed = True
     value = memo = None
     if make is not None and taken is not None and settled_all and out:  # remembered
@@ -313,8 +321,12 @@ def _walk(
     renew = make is not None and (memo is not None or old.memo is not None)  # `memo` found it stale
     if changed or len(new) != len(rows) or old.damaged or (new and tag != old.tag) or renew:
         lines = [head_line(fresh[name]) if name in fresh else old.line(layout, name) for name in new]
-        with suppress(OSError, SessionStoreError, TypeError):  # a read-only store still lists
+        try:
             cache.save(tag, new, lines, memo if make is not None else old.memo)
+        except StorePathError:
+            raise  # a linked index/ is refused, never skipped
+        except (OSError, SessionStoreError, TypeError):  # a read-only store still lists
+            pass
     if make is not None and value is None:
         value = make(out)
     return out, heads, value
@@ -335,9 +347,10 @@ def _read_log(layout: StoreLayout, name: str) -> tuple[Commit | None, bytes, boo
 
 def _read_start(layout: StoreLayout, name: str) -> tuple[bytes, bool]:
     """Up to `_START` bytes from the start of `name`'s log and whether they are all of it; (b"",
-    False) when it cannot be opened as a regular file here (`Log.head` then says why)."""
+    False) when it cannot be opened as a regular file here (`Log.head` then says why). The
+    listing asking has checked logs/ (`log_stats`)."""
     try:
-        fd = os.open(f"{layout.logs_dir}/{name}.jsonl", _OPEN)
+        fd = os.open(f"{layout.logs.text}/{name}.jsonl", _OPEN)
     except OSError:
         return b"", False
     try:

@@ -30,7 +30,7 @@ HEADS_FILE = Path("index") / "sessions.json"
 FIELDS = tuple(f.name for f in fields(Commit))
 """A cached head is its commit's fields, `session` included: the dict becomes the rebuilt commit's
 own `__dict__` (see `commit_of`), so a hit copies nothing."""
-MAGIC = b"sessionstore-heads 5 " + ",".join(FIELDS).encode() + b" "
+MAGIC = b"sessionstore-heads 6 " + ",".join(FIELDS).encode() + b" "
 """The header names the fields: a cache written for another `Commit` is not in this format (rebuilt),
 so entries, written by this module alone and checksummed, need no per-entry check of their keys."""
 ENTRY_ERRORS = (TypeError, IndexError, KeyError, AttributeError, ValueError)

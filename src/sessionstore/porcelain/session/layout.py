@@ -18,6 +18,7 @@ read the same values.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -27,12 +28,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from sessionstore.accounting.settings import Settings, find_pyproject
 from sessionstore.errors import NotAStoreError, SessionStoreError, UnknownRevision
 from sessionstore.plumbing.commits import Commit
-from sessionstore.plumbing.fsutil import atomic_replace, fsync_dir
+from sessionstore.plumbing.fsutil import atomic_replace, fsync_dir, read_regular
 from sessionstore.plumbing.locks import MEMORY_LOCK, STORE_LOCK, locked
 from sessionstore.plumbing.logs import Log
 from sessionstore.plumbing.names import check_name, is_valid_name
 from sessionstore.plumbing.objects import ObjectStore
 from sessionstore.plumbing.refs import RefStore
+from sessionstore.plumbing.storedir import StoreDir
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -44,6 +46,19 @@ DEFAULT_DIRNAME = ".sessions"
 STORE_ENV = "SESSIONSTORE_DIR"
 GITIGNORE = b"locks/\nindex/\n"
 """Neither travels: locks are per machine, index/ is derived from the logs (see `HeadsCache`)."""
+STORE_DIRS = (
+    "objects",
+    "logs",
+    "refs",
+    "refs/checkpoints",
+    "locks",
+    "locks/importing",
+    "trash",
+    "titles",
+    "index",
+)
+"""Every directory at a fixed place in a store (DESIGN §2 and the porcelain's own: an import's staging,
+the trash, titles, the caches): each checked when a store is opened, and by every use."""
 GITATTRIBUTES = b"* -text\n"
 """Blobs are named by the sha256 of their exact bytes: git must never convert their line endings."""
 
@@ -107,14 +122,20 @@ class SessionInfo(NamedTuple):
 class StoreLayout:
     """A store directory and its settings: blobs, logs, checkpoint refs, locks and MEMORY.md."""
 
-    def __init__(self, root: Path, settings: Settings) -> None:
-        self.root = root
+    def __init__(self, root: Path | StoreDir, settings: Settings) -> None:
+        self.top = root if isinstance(root, StoreDir) else StoreDir(root)
+        """The store's directory as a `StoreDir`: every path below it is reached through one
+        (`self.top / "trash"`), checked on use. An import's staging store is a `StoreDir` below the
+        real store's root, so its paths are checked from there."""
+        self.root = self.top.path
         self.settings = settings
         """Loaded once when the store is opened (see the module docstring); every layer reads these."""
-        self.objects = ObjectStore(root)
-        self.refs = RefStore(root)
-        self.logs_dir = root / "logs"
-        self.locks_dir = root / "locks"
+        self.objects = ObjectStore(self.top)
+        self.refs = RefStore(self.top)
+        self.logs = self.top / "logs"
+        self.locks = self.top / "locks"
+        self.logs_dir = self.logs.path
+        self.locks_dir = self.locks.path
         self.listeners: list[Callable[[CompactionEvent], None]] = []
         """Called with every compaction event of every session opened from this store."""
         self.summarizer: Any = None
@@ -131,15 +152,21 @@ class StoreLayout:
     @staticmethod
     def check(root: Path, *, create: bool) -> None:
         """Make sure `root` is a store of this format, creating it when `create` (else NotAStoreError)."""
-        version = root / "VERSION"
-        if not version.is_file():
+        version: bytes | None = None
+        if root.is_dir():  # never through a link: a VERSION that is one is refused, not followed
+            with contextlib.suppress(FileNotFoundError):
+                version = read_regular(root / "VERSION", what="the store's VERSION file")
+        if version is None:
             if not create:
                 raise NotAStoreError(f"{root} is not a session store: run `session init` (or pass --store)")
             StoreLayout.create(root)
-        elif (found := version.read_text("ascii", errors="replace").strip()) != FORMAT_VERSION:
+        elif (found := version.decode("ascii", errors="replace").strip()) != FORMAT_VERSION:
             raise NotAStoreError(
                 f"{root} has store format {found!r}, this sessionstore reads {FORMAT_VERSION!r}: upgrade it"
             )
+        top = StoreDir(root)
+        for sub in STORE_DIRS:  # ~10 lstats: a command never starts on a store with a linked directory
+            top.below(sub).check()
 
     @staticmethod
     def create(root: Path) -> None:
@@ -147,8 +174,9 @@ class StoreLayout:
         if root.exists() and not root.is_dir():
             raise NotAStoreError(f"{root} exists and is not a directory: choose another --store path")
         try:
+            root.mkdir(parents=True, exist_ok=True)
             for sub in ("objects", "logs", "refs/checkpoints", "locks"):
-                (root / sub).mkdir(parents=True, exist_ok=True)
+                StoreDir(root).below(sub).make(sync=False)  # VERSION's rename below syncs the root
             atomic_replace(root / ".gitignore", GITIGNORE)
             atomic_replace(root / ".gitattributes", GITATTRIBUTES)
             atomic_replace(root / "VERSION", f"{FORMAT_VERSION}\n".encode())  # last: marks it complete
@@ -172,7 +200,7 @@ class StoreLayout:
     # -- sessions on disk ---------------------------------------------------------------------------
 
     def log(self, name: str) -> Log:
-        return Log(self.logs_dir, check_name(name))
+        return Log(self.logs, check_name(name))
 
     def exists(self, name: str) -> bool:
         return self.log(name).exists()
@@ -188,7 +216,7 @@ class StoreLayout:
 
     def _log_entries(self) -> list[tuple[str, bool]]:
         try:
-            with os.scandir(self.logs_dir) as entries:  # the file type comes with the listing: no stat
+            with os.scandir(self.logs.check()) as entries:  # the file type comes with the listing: no stat
                 return [
                     (e.name[:-6], is_valid_name(e.name[:-6]) and e.is_file())
                     for e in entries
@@ -199,10 +227,7 @@ class StoreLayout:
 
     def info(self, name: str) -> SessionInfo:
         """Head commit and checkpoint count of `name`, without loading any message."""
-        try:
-            checkpoints = sum(1 for k in os.listdir(self.refs.dir / check_name(name)) if k.isdigit())
-        except FileNotFoundError:
-            checkpoints = 0
+        checkpoints = sum(1 for k in self.refs.session_dir(name).listdir() if k.isdigit())
         return SessionInfo(name, self.log(name).head(), checkpoints)
 
     def unknown_session(self, name: str) -> SessionStoreError:
@@ -223,16 +248,16 @@ class StoreLayout:
     @contextmanager
     def lock(self, name: str) -> Iterator[None]:
         """The session's write lock (DESIGN §3): every commit of `name` is written under it."""
-        with locked(self.locks_dir, name, self.settings.lock_timeout_s):
+        with locked(self.locks, name, self.settings.lock_timeout_s):
             yield
 
     @contextmanager
     def store_lock(self) -> Iterator[None]:
-        with locked(self.locks_dir, STORE_LOCK, self.settings.lock_timeout_s, what=f"store {self.root}"):
+        with locked(self.locks, STORE_LOCK, self.settings.lock_timeout_s, what=f"store {self.root}"):
             yield
 
     @contextmanager
     def memory_lock(self) -> Iterator[None]:
         """Held while a session rewrites MEMORY.md, so two sessions ending at once both keep their bullet."""
-        with locked(self.locks_dir, MEMORY_LOCK, self.settings.lock_timeout_s, what=f"{self.memory_path}"):
+        with locked(self.locks, MEMORY_LOCK, self.settings.lock_timeout_s, what=f"{self.memory_path}"):
             yield
