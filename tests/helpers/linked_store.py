@@ -2,8 +2,8 @@
 pattern at a time (tests/cli/test_store_links.py).
 
 `build_template` makes a git work tree (a clone of a bare remote, so `session pull` has something
-new to fetch) whose `.sessions/` holds every kind of directory a store grows: blobs in all 256
-fan-out directories, logs, checkpoint refs, locks, the trash with a removed session and its refs,
+new to fetch) whose `.sessions/` holds every kind of directory a store grows: blobs in fan-out
+directories, logs, checkpoint refs, locks, the trash with a removed session and its refs,
 a set title, the heads cache and the conversation index. `patterns_of` derives from the directories
 really there the patterns a test links (`objects/<fan>` for every fan-out directory, ...), so a
 directory a new feature adds shows up as a pattern no test links yet.
@@ -21,6 +21,8 @@ from helpers.cli import run
 from helpers.gitrepos import bare_remote, clone
 from helpers.messages import tagged_turn
 from sessionstore import FileConversationStore, SessionStore
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "src" / "sessionstore" / "examples" / "fix-auth.json"
 
 PATTERNS = {
     r"[0-9a-f]{2}": "<fan>",
@@ -64,8 +66,17 @@ def patterns_of(root: Path) -> set[str]:
     return {pattern_of(rel) for rel in directories(root)}
 
 
+ALL_FANS = [f"objects/{fan:02x}" for fan in range(256)]
+"""Every fan-out directory a blob can land in: `objects/<fan>` is linked as all 256 (the absent ones
+made as links to empty directories), so every blob a command writes goes through a link, whatever
+its id (ids hold times: which fan a new blob takes is not known before it is written)."""
+
+
 def instances(root: Path, pattern: str) -> list[str]:
-    """The directories of `root` matching `pattern` (a transient one: its own path)."""
+    """The directories of `root` matching `pattern` (a transient one: its own path; `objects/<fan>`:
+    `ALL_FANS`)."""
+    if pattern == "objects/<fan>":
+        return ALL_FANS
     found = [rel for rel in directories(root) if pattern_of(rel) == pattern]
     return found or ([pattern] if pattern in TRANSIENT else [])
 
@@ -78,12 +89,21 @@ def link_outside(root: Path, rels: list[str], outside: Path) -> list[Path]:
         inside = root / rel
         target = outside / f"{i}-{rel.replace('/', '_')}"
         if inside.is_dir():
-            shutil.move(str(inside), target)
+            os.rename(inside, target)
         else:
             target.mkdir(parents=True)
         inside.symlink_to(target, target_is_directory=True)
         links.append(inside)
     return links
+
+
+def copy(template: Path, to: Path, *, git: bool) -> Path:
+    """A copy of the template's work tree at `to`: its store, and its git directory when `git` (a
+    pull needs it; nothing else does, and copying it costs more than the store)."""
+    shutil.copytree(template / ".sessions", to / ".sessions", symlinks=True)
+    if git:
+        shutil.copytree(template / ".git", to / ".git", symlinks=True)
+    return to
 
 
 def tree(root: Path) -> dict[str, tuple]:
@@ -143,8 +163,6 @@ def build_template(base: Path) -> Path:
 
     save_turns(conversations, "chat", 1)
     assert run(bob.root, "list").exit_code == 0  # the heads cache
-    for fan in range(256):
-        (bob.root / "objects" / f"{fan:02x}").mkdir(exist_ok=True)  # every blob lands in an existing one
     (bob.root / "refs" / "checkpoints" / "a" / "2").unlink()  # for fsck --repair to recreate
     with open(bob.root / "logs" / "b.jsonl", "ab") as log:
         log.write(b'{"torn')  # a crash's torn tail, for fsck --repair to cut

@@ -118,6 +118,19 @@ class StoreDir:
         except FileNotFoundError:
             return []
 
+    def check_tree(self) -> Path:
+        """`check()`, and no symlink anywhere below this directory (`StorePathError` naming the first):
+        what a caller about to delete the whole tree (a trash entry, an import's staging) calls, so
+        nothing it removes is a link into somewhere else, even one `rmtree` would not follow."""
+        top = self.check()
+        for here, dirs, files in os.walk(top):  # never follows a link
+            for name in sorted(dirs + files):
+                path = os.path.join(here, name)
+                st = os.lstat(path)
+                if stat.S_ISLNK(st.st_mode):
+                    raise refusal(path, st.st_mode, leaf=name in files)
+        return top
+
     def temp_files(self, prefix: str = ".tmp-") -> list[Path]:
         """The temp files a write killed mid-way left here (`fsutil.write_temp`'s), in name order:
         regular files only, so whatever a caller deletes from this list is inside the store."""

@@ -75,7 +75,10 @@ def test_a_log_cut_short_is_lost_commits_with_their_seqs_never_a_silent_repair(
     assert checked.exit_code == 1
     [problem] = problems(checked)
     assert problem.startswith(lost) and "commits 4-6 are lost" in problem
-    assert "restore logs/s.jsonl from git or a backup" in problem
+    assert (
+        "restore logs/s.jsonl from git or a backup, or, to go on without them, delete index/sessions.json"
+        in problem
+    )
     assert ("its last 25 bytes are the start of a lost line" in problem) == mid_line
     assert "torn" not in checked.stdout
     partial = path.read_bytes()[ends[2] :]
@@ -96,6 +99,8 @@ def test_a_log_cut_short_is_lost_commits_with_their_seqs_never_a_silent_repair(
     assert path.read_bytes() == original[: ends[2]]
     again = run(listed.root, "fsck")
     assert again.exit_code == 1 and "commits 4-6 are lost" in problems(again)[0]  # still named
+    (listed.root / "index" / "sessions.json").unlink()  # the loss accepted, as the problem says how
+    assert run(listed.root, "fsck").exit_code == 0
 
 
 def test_a_log_cut_and_written_again_names_the_commit_it_replaced(listed: SessionStore) -> None:
@@ -159,3 +164,4 @@ def test_a_checkpoint_ref_past_the_end_names_the_loss_without_a_record_of_the_he
         f"s: acknowledged commits are missing: logs/s.jsonl ends after commit 2 (byte {ends[1]}), but "
         f"checkpoints/s/1 points at byte {ends[3]}: the commits after 2 are lost"
     )
+    assert "to go on without them, delete refs/checkpoints/s/1; its last 7 bytes" in problem

@@ -328,7 +328,7 @@ def purge_removed(store: SessionStore, entries: list[Removed]) -> list[str]:
             mine = _relative(store, entry.path)
             if any(path == mine or path.startswith(mine + "/") for path in busy):
                 continue
-            shutil.rmtree(entry.path)
+            shutil.rmtree(home.check_tree())  # a link anywhere in it is refused, not deleted
             out.append(f"{entry.name}.{entry.when}")
     if out:
         fsync_dir(trash.path)

@@ -25,7 +25,7 @@ STAGING = "importing"
 
 def remove_staging(root: StoreDir) -> None:
     """Delete a staging directory (checked first: a link in its place, or on the way, is refused)."""
-    shutil.rmtree(root.check())
+    shutil.rmtree(root.check_tree())
     with contextlib.suppress(OSError):  # locks/importing/ goes once empty (another import may be in it)
         root.path.parent.rmdir()
 

@@ -351,6 +351,11 @@ def gc(
         # reach is reached by a line already on disk: the scan below sees it.
         if stray := store.stray_logs():  # it may be a renamed log: its blobs would look unreachable
             raise SessionStoreError(f"gc refused: logs/{stray[0]} is not a session log; move it out of logs/")
+        for path, kind in store.objects.irregular():  # what fsck names: a linked fan-out directory, ...
+            (store.objects.home / path.split("/")[0]).check()  # one that is a link or a file: refused
+            raise SessionStoreError(
+                f"gc refused: objects/{path} is {kind}, not a blob; move it out of the store"
+            )
         reachable: set[str] = set()
         for name in store.sessions():
             try:

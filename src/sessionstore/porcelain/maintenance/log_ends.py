@@ -22,6 +22,7 @@ from sessionstore.errors import CorruptObjectError
 from sessionstore.plumbing.commits import Commit
 from sessionstore.plumbing.fsutil import atomic_replace
 from sessionstore.porcelain.session.file_moves import trash_dir
+from sessionstore.porcelain.session.heads_file import HEADS_FILE
 from sessionstore.porcelain.session.log_marks import INODE, holds, mark_of
 
 if TYPE_CHECKING:
@@ -61,6 +62,8 @@ def lost_commits(
         which = f"commit {lost_to} was replaced: the log was cut and written again since"
     else:
         which = f"the commits after {k} are lost"
+    records = [f"{HEADS_FILE} (derived from the logs)"] if lost_to is not None else []
+    records += [f"refs/{ref.name}" for ref in past]
     torn = store.log(name).size() - valid_end
     rest = (
         f"; its last {torn} bytes are the start of a lost line, which `session fsck --repair` moves to "
@@ -71,7 +74,8 @@ def lost_commits(
     return (
         f"{name}: acknowledged commits are missing: logs/{name}.jsonl ends after commit {k} (byte "
         f"{valid_end}), but {' and '.join(said)}: {which} (a cut, not a crash: no crash removes a "
-        f"whole line); restore logs/{name}.jsonl from git or a backup{rest}"
+        f"whole line); restore logs/{name}.jsonl from git or a backup, or, to go on without them, "
+        f"delete {' and '.join(records)}{rest}"
     )
 
 
