@@ -179,8 +179,8 @@ class ObjectStore:
         """The part of a write before its first sync: the id, the checks of what is at its path, and
         (unless an equal object is there) the bytes written to a temp file beside it."""
         oid = hash_bytes(data)
-        fan = self.fan(oid)
-        final = fan.check() / oid[2:]
+        home = self.fan(oid).make()  # objects/ and objects/ab checked (made when absent)
+        final = home / oid[2:]
         try:
             st = os.lstat(final)
         except FileNotFoundError:
@@ -193,7 +193,7 @@ class ObjectStore:
                 )
             if st.st_size == len(data):
                 return _Staged(oid, final, data, st, None)
-        return _Staged(oid, final, data, st, StagedTemp(fan.make(), data))
+        return _Staged(oid, final, data, st, StagedTemp(home, data))
 
     def _land(self, staged: _Staged, gate: Callable[[], object] | None) -> str:
         """The rest of a write: sync the temp file, pass the gate, name the object, sync its directory."""

@@ -80,16 +80,21 @@ class StoreDir:
         entry is durable): what every writer calls before creating a file in a directory that may not
         exist."""
         parent = os.fspath(self.root)
-        for step in self._steps:
+        for step in self._steps:  # one lstat per component, as `check`; a mkdir only where absent
             try:
-                os.mkdir(step)
-            except FileExistsError:
                 st = os.lstat(step)
-                if not stat.S_ISDIR(st.st_mode):
-                    raise refusal(step, st.st_mode) from None
-            else:
-                if sync:
-                    fsync_dir(parent)
+            except FileNotFoundError:
+                try:
+                    os.mkdir(step)
+                except FileExistsError:  # made meanwhile (another writer): checked as found
+                    st = os.lstat(step)
+                else:
+                    if sync:
+                        fsync_dir(parent)
+                    parent = step
+                    continue
+            if not stat.S_ISDIR(st.st_mode):
+                raise refusal(step, st.st_mode)
             parent = step
         return self.path
 
