@@ -26,6 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench_list_rebuild import build
 from common import REPO, machine_line
 
 CHILD = r"""
@@ -75,23 +76,6 @@ def child(src: Path, mode: str, root: Path, n: int) -> tuple[float, float]:
     return float(cpu), float(wall)
 
 
-def build_list_store(root: Path, sessions: int) -> None:
-    """`sessions` one-turn sessions, listed once (the heads cache warm), logs settled."""
-    import time
-
-    from bench_perf import no_sync
-    from bench_store import copy_turn, real_turns
-
-    from sessionstore.porcelain.store import SessionStore
-
-    small = copy_turn(real_turns()[0], 0)[:2]
-    store = SessionStore.open(root)
-    with no_sync():
-        for i in range(sessions):
-            store.session(f"s{i:05d}").append(copy_turn(small, i), compact=False)
-    time.sleep(2.1)  # past the heads cache's racily-clean window
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--before", required=True, type=Path, help="src/ of the code before")
@@ -104,7 +88,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         work = Path(tmp)
         child(here, "append", work / "resume", args.turns)  # the session resume replays
-        build_list_store(work / "list", 1000)
+        build(work / "list", 1000)  # as bench_list_rebuild.py builds it: one-turn sessions, settled
         for rep in range(args.reps):
             for label, src in (("after", here), ("before", args.before)):
                 results.setdefault(("append", label), []).append(
