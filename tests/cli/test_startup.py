@@ -48,6 +48,7 @@ STORE_PATH = {
     "sessionstore.porcelain.session", "sessionstore.porcelain.session.layout",
     "sessionstore.porcelain.session.heads", "sessionstore.porcelain.session.heads_file",
     "sessionstore.porcelain.store", "sessionstore.porcelain.session.log_stats", "sessionstore.cli.listing",
+    "sessionstore.plumbing.storedir", "sessionstore.porcelain.session.log_marks",
 }  # fmt: skip
 """Opening a store and listing its logs: what an empty store's `session list` loads."""
 ROWS = {

@@ -297,8 +297,8 @@ def _walk(
             head is not _MISS and head is not None and head.size > _MAX_CACHED_LINE
         ):
             settled_all = False  # nothing remembered of this listing
-            if mark is not None:  # but how long the log was, always (`log_marks`): a row never used
-                new[name] = [-1, -1, -1, st.st_ino, None, None, None, None, None, list(mark)]
+            if mark is not None and mark_of(row) is not None:  # but a mark it held, always
+                new[name] = [-1, -1, -1, st.st_ino, None, None, None, None, None, list(mark)]  # never a hit
                 changed = changed or new[name] != row
             continue  # read again next time
         if refs is not None and refs[0] > settled:
