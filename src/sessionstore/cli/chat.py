@@ -187,6 +187,3 @@ def _mono() -> Any:
     from prompt_toolkit.output import ColorDepth
 
     return ColorDepth.MONOCHROME
-
-
-COMMANDS: list[click.Command] = [chat_cmd]

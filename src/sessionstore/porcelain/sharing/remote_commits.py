@@ -170,7 +170,7 @@ def land(
     lines in one fsynced append under its lock, refused alone when its head moved since it was read."""
     if not group.staged:
         return
-    with store_writes(store.locks_dir, store.settings.lock_timeout_s):
+    with store_writes(store.locks, store.settings.lock_timeout_s):
         write_objects(store, group.blobs)
         for staged in group.staged:
             changed = Refused(
