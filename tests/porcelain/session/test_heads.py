@@ -112,7 +112,7 @@ def test_a_log_changing_now_is_not_cached_until_it_settles(tmp_path: Path) -> No
     store.session("s0").append(tagged_turn(0, 2), compact=False)  # changing now, after it was cached
     store.infos(derived_title)
     row = HeadsCache(store).load()["s0"]
-    assert row[:3] == [-1, -1, -1] and row[-1][0] == 3  # its mark alone (never a hit), the new head's
+    assert list(row[:3]) == [-1, -1, -1] and row[-1][0] == 3  # its mark alone (never a hit), the new head's
 
 
 def test_checkpoint_counts_follow_the_refs(tmp_path: Path) -> None:
