@@ -103,3 +103,17 @@ def test_no_store_is_one_line_naming_session_init(tmp_path: Path) -> None:
     result = run(tmp_path / "nowhere", "chat", "t", input="hello\n")
     assert_refused(result, "session init")
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_recall_gives_the_agent_what_a_summary_replaced(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[1] / "helpers")  # where weather_agent.py is
+    s = SessionStore.open(root, create=False).session("r")
+    for prompt in ("the staging port is 6543", "now the tests", "and the docs"):
+        s.append([ModelRequest(parts=[UserPromptPart(prompt)]), ModelResponse(parts=[TextPart("ok")])])
+    s.compact()
+    result = run(root, "chat", "r", "--agent", "weather_agent:recaller", "--recall", input="staging port\n")
+    assert result.exit_code == 0, result.output
+    assert '→ recall(query="staging port")' in result.stdout
+    assert "assistant  [r@1] user: the staging port is 6543" in result.stdout
