@@ -87,7 +87,8 @@ def preload(*also: Callable[[], object]) -> None:
     when they open (`SessionStore.open`, `FileConversationStore`).
     """
     with _warm_lock:
-        todo = [fn for fn in (*also, codec.warm_up, tokenizer.backend) if fn not in _warmed]
+        steps = (*also, codec.warm_up, tokenizer.backend) if codec.messages_loaded() else (tokenizer.backend,)
+        todo = [fn for fn in steps if fn not in _warmed]  # imports only once pydantic-ai is: see codec
         _warmed.update(todo)
         if not todo:
             return
