@@ -62,10 +62,10 @@ def split_sections(lines: list[str]) -> list[Section]:
         if unit.kind == "heading":
             parsed = heading_of(unit.lines[0])
             assert parsed is not None
-            level = parsed[0]
-            while open_path and open_path[-1][0] >= level:  # a heading closes those at its level or deeper
+            hashes = parsed[0]  # `##` is 2
+            while open_path and open_path[-1][0] >= hashes:  # a heading closes those as deep or deeper
                 open_path = open_path[:-1]
-            open_path = (*open_path, (level, parsed[1].casefold()))
+            open_path = (*open_path, (hashes, parsed[1].casefold()))
             out.append(Section(open_path, unit))
         elif not out:
             out.append(Section(None, None, [unit]))
