@@ -102,3 +102,24 @@ def test_no_store_is_one_line_naming_session_init(tmp_path: Path) -> None:
     result = run(tmp_path / "nowhere", "chat", "t", input="hello\n")
     assert_refused(result, "session init")
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_the_readme_budget_example_keeps_the_rule_a_rule_and_the_correction_current(root: Path) -> None:
+    """Issue 26: the rule stays a rule (never on a superseded line), $700 is current, and a second
+    compaction carries the first summary's user words forward instead of quoting its lines."""
+    rule = "Budget cap is $500 total. Never exceed without explicit approval."
+    fix = "Actually it is $700, not $500."
+    _chat(root, "t", [rule, fix, "/compact", "Plan the launch party.", "Book the venue.", "/compact"])
+    shown = run(root, "show", "t", "--full", input="").stdout
+    lines = [line.strip() for line in shown.splitlines()]
+    assert rule in " ".join(lines) and fix in " ".join(lines)
+    for line in lines:  # the rule never sits on a line that marks something superseded
+        if "Never exceed without explicit approval" in line:
+            assert "supersed" not in line.lower() and "no longer" not in line.lower()
+    assert "- $500 is superseded: the user corrected it to $700." in lines
+    said = shown[shown.index("## What the user said") :]
+    assert said.index(rule) < said.index(fix)  # the latest statement reads last
+    assert [line for line in lines if "$500" in line][-1] == f"> {fix}"
+    assert "## Goal" not in said and "> >" not in shown and "- >" not in shown  # merged, not quoted
+    assert sum(line == f"> {rule}" for line in lines) == 1
+    assert "session show t@" in shown  # the last line says how to read what it replaced

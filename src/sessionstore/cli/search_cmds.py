@@ -1,7 +1,6 @@
 """`session search` and `session diff`: finding what was said, and what changed between two states.
 
-Both read blobs with orjson (porcelain/history/search.py, porcelain/history/diff.py) and never import
-pydantic-ai.
+Both read blobs with orjson (porcelain/history/search.py and diff.py) and never import pydantic-ai.
 """
 
 from __future__ import annotations
@@ -191,6 +190,3 @@ def diff_cmd(ctx: click.Context, rev1: str, rev2: str, fmt: str | None, no_pager
     Example:  session diff fix-auth~1 fix-auth      (what the last commit changed)
     """
     return diff(open_store(ctx), rev1, rev2, fmt=fmt)
-
-
-COMMANDS: list[click.Command] = [search_cmd, diff_cmd]

@@ -1,5 +1,5 @@
-"""porcelain/history/search.py: regex search over stored blobs (text, tool arguments, tool output), no
-pydantic-ai."""
+"""porcelain/history/search.py: regex search over stored blobs (text, tool arguments, tool output),
+without pydantic-ai."""
 
 from __future__ import annotations
 
