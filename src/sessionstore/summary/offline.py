@@ -16,7 +16,15 @@ from collections.abc import Sequence
 from pydantic_ai.messages import ModelMessage
 
 from sessionstore.accounting.settings import Settings
-from sessionstore.summary.compose import CHANGED, Budget, Record, compose, foreign_lines, record
+from sessionstore.summary.compose import (
+    CHANGED,
+    Budget,
+    Record,
+    compose,
+    foreign_lines,
+    record,
+    without_collection,
+)
 from sessionstore.summary.text import cut_chars
 
 __all__ = ["MARKER", "skeleton", "summarize_offline"]
@@ -80,5 +88,6 @@ def summarize_offline(
 ) -> str:
     """The offline summary of `messages` within `max_tokens` (default: the settings' two budgets)."""
     budget = Budget.of(settings or Settings(), max_tokens)
-    rec = record(messages)
-    return compose(skeleton(rec, focus=focus, budget=budget), rec, budget, recall=recall, work=True)
+    with without_collection():
+        rec = record(messages)
+        return compose(skeleton(rec, focus=focus, budget=budget), rec, budget, recall=recall, work=True)
