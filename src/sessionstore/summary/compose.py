@@ -17,10 +17,8 @@ quoted as text.
 
 from __future__ import annotations
 
-import gc
 import re
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pydantic_ai.messages import CompactionPart, ModelMessage
@@ -33,7 +31,7 @@ from sessionstore.summary.record import walk
 from sessionstore.summary.skeleton import ADDED, CRITICAL, GOAL, is_summary_request, section_body
 from sessionstore.summary.text import shorten_tokens
 
-__all__ = ["Budget", "Record", "compose", "read_previous", "recall_line", "record", "without_collection"]
+__all__ = ["Budget", "Record", "compose", "read_previous", "recall_line", "record"]
 
 _RECALL = "The store keeps every message this summary replaced"
 _RECALL_COUNT = re.compile(rf"^{_RECALL} \(([\d,]+) so far\)", re.M)
@@ -56,23 +54,6 @@ class Budget:
         total = max_tokens or settings.summary_max_tokens + settings.summary_user_tokens
         rest = min(settings.summary_max_tokens, max(total // 5, min(total, 200)))
         return cls(total, rest, settings.summary_user_tokens)
-
-
-@contextmanager
-def without_collection() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a summary is built (and restore it after).
-
-    Building one allocates an object or more per message it replaces, all freed by reference
-    counting (none is part of a cycle); with a long history in memory, those allocations would set
-    off a full collection that walks every object of that history, which costs more than the build
-    itself (measured: benchmarks/RESULTS.md, issue 26)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def recall_line(messages: int, recall: str | None) -> str:

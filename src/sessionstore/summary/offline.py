@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pydantic_ai.messages import ModelMessage
 
 from sessionstore.accounting.settings import Settings
+from sessionstore.plumbing.collector import paused_gc
 from sessionstore.summary.compose import (
     CHANGED,
     Budget,
@@ -23,7 +24,6 @@ from sessionstore.summary.compose import (
     compose,
     foreign_lines,
     record,
-    without_collection,
 )
 from sessionstore.summary.text import cut_chars
 
@@ -88,6 +88,6 @@ def summarize_offline(
 ) -> str:
     """The offline summary of `messages` within `max_tokens` (default: the settings' two budgets)."""
     budget = Budget.of(settings or Settings(), max_tokens)
-    with without_collection():
+    with paused_gc():  # its objects are acyclic: a full collection over a long history costs more
         rec = record(messages)
         return compose(skeleton(rec, focus=focus, budget=budget), rec, budget, recall=recall, work=True)

@@ -21,7 +21,8 @@ from pydantic_ai.models import Model
 from sessionstore.accounting.settings import Settings
 from sessionstore.accounting.tokens import count_text
 from sessionstore.errors import CompactionError
-from sessionstore.summary.compose import Budget, compose, record, without_collection
+from sessionstore.plumbing.collector import paused_gc
+from sessionstore.summary.compose import Budget, compose, record
 from sessionstore.summary.offline import summarize_offline
 from sessionstore.summary.skeleton import ADDED, SKELETON, validate_summary
 from sessionstore.summary.text import render_transcript
@@ -150,7 +151,7 @@ def summarize(
         if (size := count_text(text)) > 2 * budget.rest:  # the user's words need the rest of the budget
             problems.append(f"the summary is {size} tokens; keep it under {budget.rest} tokens")
         if not problems:
-            with without_collection():
+            with paused_gc():  # its objects are acyclic: a full collection over a long history costs more
                 return compose(text, record(messages), budget, recall=recall, work=False)
         history, prompt = result.all_messages(), retry_prompt(problems)
     raise _invalid(chosen, problems)
