@@ -1,496 +1,319 @@
-"""Summary fidelity (issue 11): do planted rules, facts, goals and corrections survive compaction?
+"""Summary fidelity through the product path (issue 26): do the user's own words survive compaction?
 
-Seeded synthetic sessions plant typed, unguessable items (a random host, amount, version, name, code
-word, date) at known positions among realistic filler (requests, chatter full of "should" and "must",
-tool calls with long outputs); the session is compacted for 1..5 rounds with more turns between rounds,
-the verbatim tail at 10 % and 30 % of the session. An item survives a round when the compacted context
-(summary plus tail) still states it with its value; a correction survives when its latest value is
-stated as current and the stale one never is (only on a "Superseded" line, or not at all; in the
-summary, not on any line without the latest value, whatever comes after it).
+The held-out cases of fidelity_cases.json (committed before the summarizer they judge; never
+re-phrased) are planted in real Claude Code and Codex transcripts at early, middle and late turn
+boundaries (fidelity_data.py), three cases per session, every case at every position once. Each
+session is stored in a temp dir (`SessionStore.open(path, settings=Settings(context_window_tokens=W))`,
+turns appended with `compact=False` as an import does, then new real turns worth the verbatim tail's
+budget) and compacted 5 rounds, with new real turns (new text) between rounds, along one path:
 
-Contenders, run in the same process on the same sessions: the new offline summarizer, the previous
-one (benchmarks/extractive_before.py), keep-the-last-30 % truncation, an LLM summarizer that drops
-everything (a FunctionModel answering the bare skeleton) with the check of summarizer.py in place, and
-one that states every superseded value of its checklist as current (the check must correct it), the
-same with the check's correction notes taken off again as its baseline.
-Plus: a constraint planted mid-way through the ~100k-token real Claude Code transcript.
+- `compact`: `Session.compact()` (the manual /compact);
+- `cascade`: `Session.append` of new turns until the cascade fires tier 2;
+- `in-run`: `run_turn` with a FunctionModel agent whose `read_file` returns (real tool output) grow
+  the context past the full level mid-run, so the session checkpoints inside the run.
 
-    .venv/bin/python benchmarks/bench_fidelity.py [--seeds N] [--no-write]
+After rounds 1 and 5 the summary (the CompactionPart of `history[0]`) is scored (fidelity_probe.py)
+next to two contenders at the summary's own token count: every user message the context no longer
+holds verbatim, newest first, whole (user verbatim); and the newest such text that fits
+(truncation). Windows 16k, 128k, 1M; the summary budget is whatever the product gives.
+
+    .venv/bin/python benchmarks/bench_fidelity.py [--quick] [--no-write] [--paths compact,cascade]
 """
 
 from __future__ import annotations
 
 import argparse
-import random
+import os
 import sys
+import tempfile
+import time
+import warnings
+from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from fidelity_data import Base, Pool, RealData, Turn, part_text, planted
+from fidelity_probe import Case, load_cases, newest_text, norm, user_verbatim, verdict
+from fidelity_report import report
+from pydantic_ai import Agent
 from pydantic_ai.messages import (
     CompactionPart,
     ModelMessage,
-    ModelRequest,
     ModelResponse,
     TextPart,
     ToolCallPart,
-    ToolReturnPart,
     UserPromptPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.usage import UsageLimits
 
-from sessionstore.accounting.settings import Settings
-from sessionstore.accounting.tokens import estimate_messages
-from sessionstore.compaction.full import split_point, summary_message, system_parts
-from sessionstore.summary.check import without_notes
-from sessionstore.summary.extractive import summarize_extractive
-from sessionstore.summary.skeleton import SKELETON
-from sessionstore.summary.summarizer import summarize
-from sessionstore.summary.text import as_text, user_text
-from sessionstore.summary.values import normalize
+from sessionstore import Session, SessionStore, Settings
+from sessionstore.accounting.tokens import count_text
+from sessionstore.integrations.runs import RunReport, run_turn
 
-TYPES = ("constraint", "rule+number", "fact", "goal", "preference", "correction")
-BOUND = ("constraint", "rule+number", "fact", "preference", "correction")
-"""The types the LLM path's check guarantees (user constraints and bound values)."""
-NAMES = ("Priya Raman", "Tomasz Wolny", "Amara Okafor", "Lena Fischer", "Kenji Mori", "Sofia Reyes")
+WINDOWS = {"16k": 16_384, "128k": 131_072, "1M": 1_048_576}
+ROUNDS = 5
+SCORED = (1, 5)
+FULL: list[tuple[str, str]] = [
+    ("compact", "16k"), ("compact", "128k"), ("compact", "1M"),
+    ("cascade", "16k"), ("cascade", "128k"),
+    ("in-run", "16k"), ("in-run", "128k"),
+]  # fmt: skip
+"""The cascade and an in-run crossing at 1M need ~840k tokens of new real text per round; the real
+data holds ~700k in all, so at 1M only `Session.compact()` runs."""
+QUICK_PATHS: list[tuple[str, str]] = [
+    ("compact", "16k"),
+    ("compact", "128k"),
+    ("cascade", "16k"),
+    ("in-run", "16k"),
+]
+QUICK_SESSIONS = (0, 6, 13, 18, 45)
+"""Five sessions planting 15 cases of all 12 types (corr-02, the README's budget example, among them)."""
+OFFSETS = (25, 50)
+"""Session s plants case s early, case s+25 middle and case s+50 late (mod the number of cases)."""
+READ_SHARE = 20
+"""An in-run `read_file` returns the pool's next real tool outputs, whole, until a 20th of the full
+level (a read of a few files at once: 655 tokens at 16k, 5.2k at 128k), so a run crosses the full
+level in ~20 requests rather than ~800 (pydantic-ai prepares every request in ~0.3 s at 80k tokens)."""
+IN_RUN_SESSIONS = 25
+"""The in-run path runs sessions 0-24 in the full mode: they plant every case once (case s early,
+s+25 middle, s+50 late), in a third of the time."""
+SCRATCH = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+"""The temp stores live in memory where the OS offers it: this measures what a summary keeps, not
+fsync (bench_store.py and bench_perf.py time the disk)."""
+MAX_APPENDS = 2_000
+"""A guard: appends (or tool calls of one run) without a tier-2 compaction before a round gives up."""
+
+
+@cache
+def count(text: str) -> int:
+    return count_text(text)
 
 
 @dataclass
-class Plant:
-    kind: str
+class Piece:
     text: str
-    must: tuple[str, ...]
-    stale: str | None = None  # a correction's superseded value
+    tokens: int
+    user: bool
 
 
-def _code(rng: random.Random) -> str:
-    return "".join(rng.choice("BCDFGHJKLMNPQRSTVWXZ") for _ in range(3)) + str(rng.randint(100, 999))
+@dataclass
+class Given:
+    """Everything the session was given, in order, as text pieces (the contenders' input)."""
+
+    pieces: list[Piece] = field(default_factory=list)
+
+    def add(self, messages: Sequence[ModelMessage]) -> int:
+        added = 0
+        for piece in pieces_of(messages):
+            self.pieces.append(piece)
+            added += piece.tokens
+        return added
+
+    def replaced(self, tail: Sequence[ModelMessage]) -> list[Piece]:
+        """The pieces the context no longer holds verbatim: all but those the tail holds (matched
+        newest first; a tail that opens with a long turn's request finds it further back)."""
+        gone = [True] * len(self.pieces)
+        at = len(self.pieces)
+        for piece in reversed(pieces_of(tail)):
+            for i in range(at - 1, -1, -1):
+                if self.pieces[i].text == piece.text:
+                    gone[i], at = False, i
+                    break
+        return [p for p, g in zip(self.pieces, gone, strict=True) if g]
 
 
-def plants(rng: random.Random) -> list[tuple[Plant, str | None]]:
-    """One item per type (the correction as two statements), each phrasing drawn from several, with
-    unguessable values (random code words, hosts, amounts, versions, names, dates)."""
-    host = f"{_code(rng).lower()}-{rng.randint(1, 99)}.internal"
-    code, sign = _code(rng), _code(rng)
-    n = rng.randint(120, 9800)
-    version = f"{rng.randint(11, 17)}.{rng.randint(1, 9)}"
-    owner = rng.choice(NAMES)
-    constraint = rng.choice(
-        [
-            (f"Never deploy to {host} on a Friday.", (host, "never")),
-            (f"Don't touch the {code} table in prod.", (code, "touch")),
-            (f"Use the {code} registry, not the public one.", (code, "registry")),
-            (f"From now on, run every migration against {host} first.", (host, "migration")),
-            (f"Deployments go through {host} only.", (host, "only")),
-        ]
-    )
-    rule = rng.choice(
-        [
-            (
-                f"Budget cap is ${n:,} total. Never exceed without explicit approval.",
-                (f"${n:,}", "budget cap"),
-            ),
-            (f"Keep every response under {n} words.", (f"{n} words", "under")),
-            (f"Requests to the API are limited to {n} per minute.", (f"{n} per minute", "limited")),
-            (f"The p95 latency must stay below {n} ms.", (f"{n} ms", "latency")),
-        ]
-    )
-    fact = rng.choice(
-        [
-            (f"The production database is Postgres {version}.", (f"postgres {version}",)),
-            (f"The on-call owner is {owner}.", (owner, "on-call")),
-            (f"Our staging cluster lives at {host}.", (host, "staging")),
-            (f"The API key rotates every {n} days.", (f"{n} days", "rotates")),
-            (f"{owner} owns the billing service.", (owner, "billing")),
-        ]
-    )
-    goal = rng.choice(
-        [
-            (f"My goal is to migrate the {code} service to the new cluster.", (code,)),
-            (f"What I need: a dashboard for the {code} pipeline by Friday.", (code,)),
-            (f"Let's build the {code} exporter; that's the real task here.", (code,)),
-            (f"I want you to port the {code} tool to Rust.", (code,)),
-        ]
-    )
-    preference = rng.choice(
-        [
-            (f"The user prefers replies signed {sign}.", (sign,)),
-            (f"I like short answers that end with the word {sign}.", (sign,)),
-            (f"She preferred commit messages prefixed with {sign}.", (sign,)),
-            (f"Answer in the {sign} style: terse bullet points.", (sign,)),
-        ]
-    )
-    old, new = (
-        f"2027-{rng.randint(1, 6):02d}-{rng.randint(10, 28)}",
-        f"2027-{rng.randint(7, 12):02d}-{rng.randint(10, 28)}",
-    )
-    a, b = rng.randint(3, 40), rng.randint(41, 90)
-    first, second, stale, latest = rng.choice(
-        [
-            (
-                f"The release deadline is {old}.",
-                f"Correction: the release deadline is {new} and does not move.",
-                old,
-                new,
-            ),
-            (f"The demo is on {old}.", f"Actually, the demo moved to {new}.", old, new),
-            (
-                f"The team size is {a} people.",
-                f"Update: the team size is now {b} people.",
-                f"{a} people",
-                f"{b} people",
-            ),
-        ]
-    )
+def pieces_of(messages: Sequence[ModelMessage]) -> list[Piece]:
     return [
-        (Plant("goal", goal[0], goal[1]), None),
-        (Plant("constraint", constraint[0], constraint[1]), None),
-        (Plant("rule+number", rule[0], rule[1]), None),
-        (Plant("fact", fact[0], fact[1]), None),
-        (Plant("preference", preference[0], preference[1]), None),
-        (Plant("correction", first, (latest,), stale=stale), "first"),
-        (Plant("correction", second, (latest,), stale=stale), "second"),
-    ]
-
-
-_CHATTER = (
-    "I should check the retry logic first. You must be careful with the cache here.",
-    "Looks fine so far; the tests should pass once the fixture is in place.",
-    "I will read the module and then run the suite. It must not take long.",
-    "The handler looks odd but it is probably fine. Let me look at the logs.",
-)
-
-
-def filler_turn(rng: random.Random, n: int) -> list[ModelMessage]:
-    """One realistic turn: a request, chatter, a tool call with a long output, a short answer."""
-    mod = f"src/pkg/mod{rng.randint(1, 60)}.py"
-    request = rng.choice(
-        [
-            f"look at {mod} and tidy it",
-            f"why does test_{n} fail?",
-            f"run the suite for {mod}",
-            "continue",
-            "ok",
-        ]
-    )
-    output = "\n".join(
-        f"{mod}:{i}: def f{i}(x): return x + {rng.randint(0, 99)}" for i in range(rng.randint(20, 60))
-    )
-    call = f"c{n}"
-    return [
-        ModelRequest(parts=[UserPromptPart(request)]),
-        ModelResponse(
-            parts=[
-                TextPart(rng.choice(_CHATTER)),
-                ToolCallPart("bash", {"command": f"cat {mod}"}, tool_call_id=call),
-            ]
-        ),
-        ModelRequest(parts=[ToolReturnPart("bash", output, tool_call_id=call)]),
-        ModelResponse(parts=[TextPart(rng.choice(_CHATTER))]),
-    ]
-
-
-def plant_turn(plant: Plant) -> list[ModelMessage]:
-    return [ModelRequest(parts=[UserPromptPart(plant.text)]), ModelResponse(parts=[TextPart("Noted.")])]
-
-
-def session_rounds(
-    seed: int, rounds: int = 5, turns: int = 24
-) -> tuple[list[Plant], list[list[ModelMessage]]]:
-    """The planted items and the new messages of each round (items all planted in round 1)."""
-    rng = random.Random(seed)
-    items = plants(rng)
-    slots = sorted(rng.sample(range(2, turns - 4), len(items)))
-    first: list[ModelMessage] = []
-    k = 0
-    for n in range(turns):
-        while k < len(items) and slots[k] == n:
-            first += plant_turn(items[k][0])
-            k += 1
-        first += filler_turn(rng, n)
-    later = [[m for n in range(turns) for m in filler_turn(rng, 1000 * r + n)] for r in range(1, rounds)]
-    return [p for p, which in items if which != "first"], [first, *later]
-
-
-def context_lines(messages: Sequence[ModelMessage]) -> list[str]:
-    lines: list[str] = []
-    for msg in messages:
-        for part in msg.parts:
-            if isinstance(part, UserPromptPart):
-                lines += user_text(part).splitlines()
-            elif isinstance(part, CompactionPart | TextPart):
-                lines += (part.content or "").splitlines()
-            elif isinstance(part, ToolReturnPart | ToolCallPart):
-                lines += as_text(part.content if isinstance(part, ToolReturnPart) else part.args).splitlines()
-    return lines
-
-
-def survives(plant: Plant, lines: list[str]) -> bool:
-    """All of the item's values stated; for a correction, the last statement of the value (outside
-    "Superseded" lines, in reading order) is the latest one, so the stale value never reads as current."""
-    current = [normalize(line) for line in lines if "superseded" not in line.lower()]
-    flat = "\n".join(current)
-    if not all(normalize(m) in flat for m in plant.must):
-        return False
-    if plant.stale is None:
-        return True
-    stale, new = normalize(plant.stale), normalize(plant.must[0])
-    last = [line for line in current if stale in line or new in line][-1]
-    return new in last and stale not in last
-
-
-def summary_lines(messages: Sequence[ModelMessage]) -> list[str]:
-    """The lines of the summaries in `messages` (the compacted part; the rest is the verbatim tail)."""
-    return [
-        line
+        Piece(text, count(text), isinstance(part, UserPromptPart))
         for msg in messages
         for part in msg.parts
-        if isinstance(part, CompactionPart)
-        for line in (part.content or "").splitlines()
+        if not isinstance(part, CompactionPart) and (text := part_text(part))
     ]
 
 
-def presents_stale(plant: Plant, summary: list[str]) -> bool:
-    """Whether a summary line states a correction's stale value as current: the value, without the
-    latest one, on a line with no "superseded" mark. Reading order does not excuse it (a summary
-    is read as one state, not as a story), unlike in the verbatim tail."""
-    if plant.stale is None:
-        return False
-    stale, new = normalize(plant.stale), normalize(plant.must[0])
-    lines = [normalize(line) for line in summary if "superseded" not in line.lower()]
-    return any(stale in line and new not in line for line in lines)
+@dataclass
+class Tally:
+    """Results over sessions, keyed by (path, window, round, ...)."""
+
+    kept: dict[tuple, list[bool]] = field(default_factory=lambda: defaultdict(list))
+    stale: dict[tuple, int] = field(default_factory=lambda: defaultdict(int))
+    false_sup: dict[tuple, int] = field(default_factory=lambda: defaultdict(int))
+    sizes: dict[tuple, list[tuple[int, int]]] = field(default_factory=lambda: defaultdict(list))
+    in_tail: dict[tuple, int] = field(default_factory=lambda: defaultdict(int))
+    compactions: dict[tuple, list[int]] = field(default_factory=lambda: defaultdict(list))
+    wraps: dict[tuple, int] = field(default_factory=lambda: defaultdict(int))
+    seconds: dict[tuple, float] = field(default_factory=lambda: defaultdict(float))
 
 
-Compactor = Callable[[list[ModelMessage], float], list[ModelMessage]]
+def placements(cases: list[Case], s: int) -> list[tuple[Case, str]]:
+    n = len(cases)
+    return [
+        (cases[s % n], "early"),
+        (cases[(s + OFFSETS[0]) % n], "middle"),
+        (cases[(s + OFFSETS[1]) % n], "late"),
+    ]
 
 
-def _by_summary(summarizer: Callable[[list[ModelMessage], list[ModelMessage]], str]) -> Compactor:
-    def compact(history: list[ModelMessage], tail: float) -> list[ModelMessage]:
-        sizes = estimate_messages(history)
-        cut = split_point(history, sizes, int(sum(sizes) * tail))
-        kept = cut.messages(history)
-        summarized = [m for i, m in enumerate(history[: cut.start]) if i != cut.request]
-        head = summary_message(summarizer(history[: cut.start], kept), system_parts(summarized))
-        return [head, *kept]
+def run_session(
+    data: RealData,
+    s: int,
+    cases: list[Case],
+    path: str,
+    window: str,
+    tally: Tally,
+    *,
+    rounds: int = ROUNDS,
+    scored: Sequence[int] = SCORED,
+) -> None:
+    """One session along `path` at `window`: plant, compact `rounds` times, score rounds in `scored`."""
+    base: Base = data.bases[s % len(data.bases)]
+    plants = placements(cases, s)
+    settings = Settings(context_window_tokens=WINDOWS[window])
+    full = int(round(WINDOWS[window] * (1 - settings.full_reserve_fraction), 6))
+    lead = min(settings.keep_recent_tokens, full // 2)  # the verbatim tail's budget: new text after it
+    pool = Pool.for_session(data, base, offset=211 * s)
+    given = Given()
+    tiers: list[int] = []
+    with tempfile.TemporaryDirectory(dir=SCRATCH) as tmp:
+        session = SessionStore.open(Path(tmp) / "store", settings=settings).session("bench")
+        session.subscribe(lambda event: tiers.append(event.tier))
 
-    return compact
+        def add(turn: Turn, compact: bool) -> int:
+            session.append(turn, compact=compact)
+            return given.add(turn)
+
+        def feed(tokens: int) -> None:
+            while tokens > 0:
+                tokens -= add(pool.turn(), False)
+
+        for turn in planted(base, plants):
+            add(turn, False)
+        for r in range(1, rounds + 1):
+            start = time.perf_counter()
+            if path == "compact":
+                feed(lead)
+                session.compact()
+            elif path == "cascade":
+                if r == 1:
+                    feed(lead)
+                before = tiers.count(2)
+                for _ in range(MAX_APPENDS):
+                    add(pool.turn(), True)
+                    if tiers.count(2) > before:
+                        break
+            else:
+                given.add(in_run(session, pool, full // READ_SHARE))
+            key = (path, window, r)
+            tally.seconds[(path, window)] += time.perf_counter() - start
+            if r in scored:
+                score(session.history, given, plants, tally, key)
+                tally.compactions[key].append(tiers.count(2))
+        tally.wraps[(path, window)] += pool.wraps
 
 
-def truncate(history: list[ModelMessage], tail: float) -> list[ModelMessage]:
-    """Baseline: keep the newest 30 % of tokens (whole user turns), drop the rest."""
-    sizes = estimate_messages(history)
-    return split_point(history, sizes, int(sum(sizes) * 0.3)).messages(history)
+def in_run(session: Session, pool: Pool, read_tokens: int) -> list[ModelMessage]:
+    """One `run_turn` whose tool returns grow the context until the session checkpoints mid-run
+    (at a request after the first), then one more tool call and a final answer; its new messages."""
+    report = RunReport()
+    calls = [0]
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        crossed = [i for i, rec in enumerate(report.requests) if i > 0 and rec.tier == 2]
+        if (crossed and len(report.requests) - 1 > crossed[0]) or calls[0] >= MAX_APPENDS:
+            return ModelResponse(parts=[TextPart(pool.reply())])
+        calls[0] += 1
+        return ModelResponse(parts=[ToolCallPart("read_file", {"path": f"notes/{calls[0]}.md"})])
+
+    def read_file(path: str) -> str:
+        """Read files of the project (real tool output, whole, at least READ_TOKENS of it)."""
+        out = [pool.tool_return()]
+        while sum(count(t) for t in out) < read_tokens:
+            out.append(pool.tool_return())
+        return "\n\n".join(out)
+
+    agent = Agent(FunctionModel(model), tools=[read_file])
+    limits = UsageLimits(request_limit=None)
+    return run_turn(session, agent, pool.prompt(), report=report, usage_limits=limits).new_messages()
 
 
-def _drop_everything(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    return ModelResponse(parts=[TextPart(SKELETON.replace("## Goal\n", "## Goal\n- keep going\n"))])
-
-
-def _restate_stale(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    """An LLM that gets corrections wrong: it states every superseded value of its checklist as current."""
-    prompt = "\n".join(user_text(p) for m in messages for p in m.parts if isinstance(p, UserPromptPart))
-    marker = "- (superseded, not current) "
-    old = [line[len(marker) :] for line in prompt.splitlines() if line.startswith(marker)]
-    body = "\n".join(f"- {line}" for line in old) or "- none"
-    text = SKELETON.replace("## Goal\n", "## Goal\n- keep going\n").rstrip() + "\n" + body + "\n"
-    return ModelResponse(parts=[TextPart(text)])
-
-
-def contenders() -> dict[str, Compactor]:
-    import extractive_before
-
-    llm = Settings(model="test")
-    return {
-        "new extractive": _by_summary(lambda m, tail: summarize_extractive(m, later=tail)),
-        "previous extractive": _by_summary(lambda m, tail: extractive_before.summarize_extractive(m)),
-        "truncate to last 30%": truncate,
-        "LLM drops all + check": _by_summary(
-            lambda m, tail: summarize(m, settings=llm, model=FunctionModel(_drop_everything), later=tail)
-        ),
-        "LLM states stale + check": _by_summary(
-            lambda m, tail: summarize(m, settings=llm, model=FunctionModel(_restate_stale), later=tail)
-        ),
-        "LLM states stale + check without notes": _by_summary(
-            lambda m, tail: without_notes(
-                summarize(m, settings=llm, model=FunctionModel(_restate_stale), later=tail)
-            )
-        ),
+def score(
+    history: list[ModelMessage], given: Given, plants: list[tuple[Case, str]], tally: Tally, key: tuple
+) -> None:
+    summary = "\n".join(
+        p.content
+        for p in (history[0].parts if history else ())
+        if isinstance(p, CompactionPart) and p.content
+    )
+    tail = history[1:]
+    replaced = given.replaced(tail)
+    budget = count(summary)
+    texts = {
+        "summary": summary,
+        "user verbatim": user_verbatim([p.text for p in replaced if p.user], budget, count),
+        "truncation": newest_text([p.text for p in replaced], budget, count),
     }
+    tally.sizes[key].append((budget, sum(p.tokens for p in replaced)))
+    held = norm("\n".join(part_text(p) for m in tail for p in m.parts))
+    for case, _ in plants:
+        if any(norm(t) in held for t in case.texts):
+            tally.in_tail[key] += 1  # still verbatim in the context: not the summary's to keep
+            continue
+        for name, text in texts.items():
+            v = verdict(case, text)
+            tally.kept[(*key, name, case.type)].append(v.kept)
+            tally.stale[(*key, name)] += v.stale_latest
+            tally.false_sup[(*key, name)] += v.false_supersessions
 
 
-def run(seeds: Sequence[int], tails: Sequence[float] = (0.1, 0.3), rounds: int = 5) -> dict:
-    """survival[(contender, tail, round, type)] = fraction of seeds whose item survived."""
-    table: dict[tuple[str, float, int, str], list[bool]] = {}
-    for name, compact in contenders().items():
-        for tail in tails:
-            for seed in seeds:
-                items, new = session_rounds(seed, rounds)
-                history: list[ModelMessage] = []
-                for r in range(rounds):
-                    history = compact([*history, *new[r]], tail)
-                    lines, summary = context_lines(history), summary_lines(history)
-                    for plant in items:
-                        ok = survives(plant, lines) and not presents_stale(plant, summary)
-                        table.setdefault((name, tail, r + 1, plant.kind), []).append(ok)
-    return {k: sum(v) / len(v) for k, v in table.items()}
-
-
-def _real_steps(realdata: Path, name: str) -> list:
-    from sessionstore.formats.transcripts import read_transcript
-
-    return read_transcript(realdata / name).steps
-
-
-CLAUDE_CODE = "claude_code/codemie_session-3fe1b6bc.jsonl"
-CODEX_ROLLOUT = "codex/rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl"
-
-
-def real_constraint(trials: int, realdata: Path) -> dict[str, float]:
-    """A constraint planted mid-way through the ~100k-token real transcript, one compaction, 10 % tail."""
-    steps = _real_steps(realdata, CLAUDE_CODE)
-    result: dict[str, list[bool]] = {}
-    for trial in range(trials):
-        rng = random.Random(trial)
-        host = f"{_code(rng).lower()}.internal"
-        plant = Plant("constraint", f"Never run migrations against {host} without a backup.", (host, "never"))
-        at = rng.randint(len(steps) // 3, 2 * len(steps) // 3)
-        history = [m for s in steps[:at] for m in s.messages] + plant_turn(plant)
-        history += [m for s in steps[at:] for m in s.messages]
-        for name, compact in contenders().items():
-            result.setdefault(name, []).append(survives(plant, context_lines(compact(history, 0.1))))
-    return {k: sum(v) / len(v) for k, v in result.items()}
-
-
-def real_planted(trials: int, realdata: Path) -> dict[tuple[str, str], float]:
-    """Every type planted at random turn boundaries of the real Codex rollout (~124k tokens); two
-    compactions (the second after the rest of the rollout), tail 10 %."""
-    steps = _real_steps(realdata, CODEX_ROLLOUT)
-    result: dict[tuple[str, str], list[bool]] = {}
-    for trial in range(trials):
-        rng = random.Random(1000 + trial)
-        items = plants(rng)
-        cut = len(steps) // 2
-        slots = sorted(rng.randint(0, cut - 1) for _ in items)
-        first: list[ModelMessage] = []
-        k = 0
-        for n, step in enumerate(steps[:cut]):
-            while k < len(items) and slots[k] == n:
-                first += plant_turn(items[k][0])
-                k += 1
-            first += step.messages
-        rest = [m for s in steps[cut:] for m in s.messages]
-        for name, compact in contenders().items():
-            history = compact(compact(first, 0.1) + rest, 0.1)
-            lines, summary = context_lines(history), summary_lines(history)
-            for plant, which in items:
-                if which != "first":
-                    ok = survives(plant, lines) and not presents_stale(plant, summary)
-                    result.setdefault((name, plant.kind), []).append(ok)
-    return {k: sum(v) / len(v) for k, v in result.items()}
-
-
-def report(survival: dict, real: dict[str, float] | None, seeds: int, planted: dict | None = None) -> str:
-    names = list(dict.fromkeys(k[0] for k in survival))
-    out = [
-        f"{seeds} seeded sessions, 7 planted statements each (6 types), compacted 5 rounds; "
-        "% of seeds whose item survived. A correction fails when a summary line states its stale value "
-        "without the latest one, whatever follows (the verbatim tail is read in order). "
-        '"LLM states stale" answers every superseded value of its checklist as current; '
-        '"without notes" is the same summary with the check\'s correction notes (check.py) taken off.'
-    ]
-    for tail in sorted({k[1] for k in survival}):
-        for r in (1, 5):
-            out += [
-                "",
-                f"tail {tail:.0%}, after round {r}:",
-                "",
-                "| contender | " + " | ".join(TYPES) + " |",
-                "|---|" + "---|" * len(TYPES),
-            ]
-            for name in names:
-                cells = [f"{survival[(name, tail, r, t)]:.0%}" for t in TYPES]
-                out.append(f"| {name} | " + " | ".join(cells) + " |")
-    if real is not None:
-        out += [
-            "",
-            "constraint mid-way through the ~100k-token real Claude Code transcript "
-            "(tail 10 %, one compaction):",
-            "",
-        ]
-        out += [f"- {name}: {share:.0%}" for name, share in real.items()]
-    if planted:
-        out += [
-            "",
-            "every type planted in the first half of the real Codex rollout (~124k tokens), compacted "
-            "twice (tail 10 %):",
-            "",
-            "| contender | " + " | ".join(TYPES) + " |",
-            "|---|" + "---|" * len(TYPES),
-        ]
-        for name in dict.fromkeys(k[0] for k in planted):
-            out.append(f"| {name} | " + " | ".join(f"{planted[(name, t)]:.0%}" for t in TYPES) + " |")
-    return "\n".join(out)
-
-
-def goals(survival: dict, real: dict[str, float] | None) -> list[str]:
-    """Each goal of issue 11 with met / MISSED."""
-    new = "new extractive"
-    checks = [
-        (
-            "offline >= 90% per type after round 1 (tail 10%)",
-            all(survival[(new, 0.1, 1, t)] >= 0.9 for t in TYPES),
-        ),
-        (
-            "offline >= 80% per type after round 5 (tail 10%)",
-            all(survival[(new, 0.1, 5, t)] >= 0.8 for t in TYPES),
-        ),
-        (
-            "corrections: latest value, never stale, 100%",
-            all(survival[(new, tl, r, "correction")] == 1.0 for tl in (0.1, 0.3) for r in range(1, 6)),
-        ),
-        (
-            "LLM stating superseded values as current, with check: corrections 100%",
-            all(
-                survival[("LLM states stale + check", tl, r, "correction")] == 1.0
-                for tl in (0.1, 0.3)
-                for r in range(1, 6)
-            ),
-        ),
-        (
-            "LLM that drops all, with check = offline on bound types",
-            all(
-                survival[("LLM drops all + check", 0.1, r, t)] >= survival[(new, 0.1, r, t)]
-                for r in range(1, 6)
-                for t in BOUND
-            ),
-        ),
-    ]
-    if real is not None:
-        checks.append(("constraint mid-way in 100k real transcript >= 90%", real[new] >= 0.9))
-    return [f"- {label}: {'met' if ok else 'MISSED'}" for label, ok in checks]
+def run(
+    data: RealData,
+    paths: Sequence[tuple[str, str]],
+    sessions: Sequence[int],
+    progress: Callable[[str], None] = lambda line: None,
+) -> tuple[list[str], Tally]:
+    types, cases = load_cases()
+    tally = Tally()
+    for path, window in paths:
+        chosen = (
+            sessions if path != "in-run" or len(sessions) <= IN_RUN_SESSIONS else sessions[:IN_RUN_SESSIONS]
+        )
+        for n, s in enumerate(chosen, 1):
+            run_session(data, s, cases, path, window, tally)
+            progress(f"{path} {window}: session {n}/{len(chosen)} ({tally.seconds[(path, window)]:.0f} s)")
+    return types, tally
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=20)
-    parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument("--quick", action="store_true", help="5 sessions, 4 paths (under ~2 minutes)")
+    parser.add_argument("--paths", help="comma-separated path:window pairs, e.g. compact:16k,in-run:128k")
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--label", default="before", help="RESULTS.md section: before or after the rewrite")
     args = parser.parse_args()
     from common import REALDATA, machine_line, write_section
+    from fidelity_data import load
 
-    survival = run(range(args.seeds))
-    real = real_constraint(args.trials, REALDATA) if REALDATA.is_dir() else None
-    planted = real_planted(args.trials, REALDATA) if REALDATA.is_dir() else None
-    body = report(survival, real, args.seeds, planted)
-    lines = goals(survival, real)
-    print(body + "\n\n" + "\n".join(lines))
-    if not args.no_write:
-        heading = "## Summary fidelity (issue 11)"
-        write_section(
-            heading, f"{heading}\n\n{machine_line()}\n\n{body}\n\nGoals:\n\n" + "\n".join(lines) + "\n"
-        )
+    warnings.filterwarnings("ignore", message="unknown model")  # the transcripts' bare model ids
+    if not REALDATA.is_dir():
+        sys.exit(f"real data not found at {REALDATA}: the benchmark plants its cases in real transcripts")
+    paths = QUICK_PATHS if args.quick else FULL
+    if args.paths:
+        paths = [tuple(p.split(":", 1)) for p in args.paths.split(",")]  # type: ignore[misc]
+    _, cases = load_cases()
+    sessions = list(QUICK_SESSIONS if args.quick else range(len(cases)))
+    start = time.perf_counter()
+    types, tally = run(load(REALDATA), paths, sessions, progress=lambda line: print(line, file=sys.stderr))
+    body = report(types, tally, paths, len(sessions), quick=args.quick, settings=Settings())
+    print(body)
+    print(f"\n({time.perf_counter() - start:.0f} s)")
+    if not args.no_write and not args.quick:
+        heading = f"## Summaries built on the user's own words (issue 26): {args.label}"
+        write_section(heading, f"{heading}\n\n{machine_line()}\n\n{body}\n")
 
 
 if __name__ == "__main__":

@@ -113,9 +113,9 @@ def main() -> None:
         return sum(sum(estimate_messages(messages)) for _, messages in blobs)
 
     t_cold = best_of(cold, repeat=3)
-    # What the writer does after one new turn (porcelain/session/writer.py): estimate the turn's messages
-    # once,
-    # persist them as the line's `sizes`, and carry the history's total forward from the parent line.
+    # What the writer does after one new turn (porcelain/session/writer.py): estimate the turn's
+    # messages once, persist them as the line's `sizes`, and carry the history's total forward from
+    # the parent line.
     base_total = cold()
     sizes: list[int] = [n for _, messages in blobs for n in estimate_messages(messages)]
     alone, appended = [], []

@@ -30,6 +30,8 @@ from .errors import (
 if TYPE_CHECKING:
     from .accounting.settings import Settings
     from .integrations.conversation_store import FileConversationStore
+    from .integrations.runs import RunReport, SessionCapability, run_turn, run_turn_async
+    from .integrations.session_tools import SessionToolset
     from .plumbing.commits import Commit
     from .porcelain.session.session import Session
     from .porcelain.store import SessionStore
@@ -40,6 +42,11 @@ _LAZY = {
     "Commit": "sessionstore.plumbing.commits",
     "Settings": "sessionstore.accounting.settings",
     "FileConversationStore": "sessionstore.integrations.conversation_store",
+    "SessionCapability": "sessionstore.integrations.runs",
+    "RunReport": "sessionstore.integrations.runs",
+    "run_turn": "sessionstore.integrations.runs",
+    "run_turn_async": "sessionstore.integrations.runs",
+    "SessionToolset": "sessionstore.integrations.session_tools",
 }
 
 __all__ = [
@@ -51,12 +58,17 @@ __all__ = [
     "ImmutableRefError",
     "InvalidSessionName",
     "LockTimeout",
+    "RunReport",
     "Session",
+    "SessionCapability",
     "SessionStore",
     "SessionStoreError",
+    "SessionToolset",
     "Settings",
     "StaleSessionError",
     "UnknownRevision",
+    "run_turn",
+    "run_turn_async",
 ]
 
 

@@ -23,8 +23,13 @@ def load(tmp_path: Path, env: dict[str, str] | None = None, **overrides: Any) ->
     return Settings.load(start=tmp_path, env=env or {}, overrides=overrides)
 
 
-def test_specs_cover_every_field() -> None:
-    assert [f.name for f in dataclasses.fields(Settings)] == list(settings_mod._SPECS)
+def test_every_field_declares_a_known_kind() -> None:
+    """The dataclass is the one list of settings: each field says how it is parsed and checked."""
+    kinds = {f.name: f.metadata.get(settings_mod.KIND) for f in dataclasses.fields(Settings)}
+    assert kinds == settings_mod.KINDS
+    for name in kinds:  # a kind the checks know: a value of no kind is refused with what is allowed
+        with pytest.raises(SettingsError, match=f"invalid {name} = .* must be "):
+            Settings(**{name: object()})
 
 
 def test_defaults_match_design(tmp_path: Path) -> None:
@@ -37,7 +42,16 @@ def test_defaults_match_design(tmp_path: Path) -> None:
     assert (s.ultimate_keep_checkpoints, s.memory_max_lines, s.memory_max_bytes) == (3, 200, 25_000)
     assert s.compaction_enabled and s.ultimate_compaction_enabled and s.memory_compression_enabled
     assert (s.model, s.lock_timeout_s) == ("extractive", 10.0)
+    assert s.tokenizer == "bpe-openai"
     assert set(s.sources().values()) == {"default"}
+
+
+def test_the_tokenizer_setting_takes_a_backend_name_and_refuses_others(tmp_path: Path) -> None:
+    assert load(tmp_path, env={"SESSIONSTORE_TOKENIZER": " TikToken "}).tokenizer == "tiktoken"
+    with pytest.raises(
+        SettingsError, match=r"invalid tokenizer = 'sentencepiece'.*one of bpe-openai, tiktoken"
+    ):
+        load(tmp_path, env={"SESSIONSTORE_TOKENIZER": "sentencepiece"})
 
 
 def test_precedence_pyproject_env_flag(tmp_path: Path) -> None:
@@ -202,7 +216,7 @@ def test_direct_construction_is_validated() -> None:
 def test_as_dict_is_json_ready(tmp_path: Path) -> None:
     d = load(tmp_path, protected_tools=["bash"]).as_dict()
     assert d["protected_tools"] == ["bash"]
-    assert list(d) == list(settings_mod._SPECS)
+    assert list(d) == [f.name for f in dataclasses.fields(Settings)]
 
 
 def test_a_pyproject_is_parsed_once_and_an_edit_is_seen(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import math
 from pathlib import Path
 
 import pytest
@@ -13,9 +14,8 @@ from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.usage import RequestUsage
 
 from sessionstore.accounting import thresholds
-from sessionstore.accounting.settings import Settings
+from sessionstore.accounting.settings import THRESHOLD_ENV, Settings
 from sessionstore.accounting.thresholds import (
-    THRESHOLD_ENV,
     Levels,
     Measurement,
     Meter,
@@ -176,7 +176,7 @@ def test_measure_uses_newest_usage_plus_tail() -> None:
 
 def test_measure_without_usage_is_local() -> None:
     history, sizes = sized([req(), resp(), req()])
-    assert measure(history, sizes) == Measurement(tokens=30, local=30)
+    assert measure(history, sizes) == Measurement(tokens=30, local=30, estimate=30)
 
 
 def test_newest_response_without_usage_invalidates_older() -> None:
@@ -193,7 +193,7 @@ def test_last_usage_stands_in_for_newest_response() -> None:
 
 def test_reset_point_ignores_older_responses() -> None:
     history, sizes = sized([req(), resp(5000, 20), req()])
-    assert measure(history, sizes, reset_at=2) == Measurement(tokens=30, local=30)
+    assert measure(history, sizes, reset_at=2) == Measurement(tokens=30, local=30, estimate=30)
     assert measure(history, sizes, reset_at=1).tokens == 5030
 
 
@@ -211,7 +211,7 @@ def test_meter_refresh_rules() -> None:
     assert meter.failed(history, sizes).tokens == 720
     # a success whose response carries no usage invalidates: back to the local estimate
     history, sizes = sized([*history, resp()])
-    assert meter.succeeded(history, sizes) == Measurement(tokens=40, local=40)
+    assert meter.succeeded(history, sizes) == Measurement(tokens=40, local=40, estimate=40)
     # measured again
     history, sizes = sized([*history, req(), resp(900, 50)])
     assert meter.succeeded(history, sizes).tokens == 950
@@ -225,9 +225,41 @@ def test_meter_refresh_rules() -> None:
     assert meter.succeeded(history, sizes).tokens == 105
 
 
+def test_a_usage_below_the_estimate_never_lowers_the_decision() -> None:
+    # FunctionModel's default usage is a word count: present, and far below what was sent.
+    history, sizes = sized([req(), resp(12, 3), req()])
+    m = measure(history, sizes)
+    assert (m.tokens, m.measured_tokens, m.estimate, m.figure) == (30, 25, 30, "estimate")
+    assert m.measured and m.anchor == 1
+
+
+def test_the_factor_scales_the_estimate_and_what_follows_the_measurement() -> None:
+    history, sizes = sized([req(), resp(500, 20), req(), req()])
+    m = measure(history, sizes, factor=1.5)
+    assert (m.measured_tokens, m.estimate, m.tokens, m.figure) == (520 + 30, 60, 550, "measured")
+    unmeasured = measure(sized([req(), resp(), req()])[0], [100, 100, 101], factor=1.29)
+    assert unmeasured.tokens == unmeasured.estimate == 389 and unmeasured.figure == "estimate"  # rounded up
+
+
+@given(
+    st.lists(st.integers(0, 5_000), min_size=1, max_size=12),
+    st.lists(st.integers(0, 3_000), min_size=1, max_size=12),
+    st.floats(1.0, 2.0),
+)
+def test_the_decision_is_the_larger_figure_for_any_history(
+    sizes: list[int], usages: list[int], factor: float
+) -> None:
+    history = [resp(usages[i % len(usages)], 1) if i % 2 else req() for i in range(len(sizes))]
+    m = measure(history, sizes, factor=factor)
+    assert m.estimate == (math.ceil(sum(sizes) * factor) if factor != 1.0 else sum(sizes))
+    assert m.tokens == max(m.estimate, m.measured_tokens or 0) >= sum(sizes)
+    measured_decides = m.measured_tokens is not None and m.measured_tokens >= m.estimate
+    assert (m.figure == "measured") == measured_decides
+
+
 def test_meter_failed_without_previous_is_local() -> None:
     history, sizes = sized([req()])
-    assert Meter().failed(history, sizes) == Measurement(tokens=10, local=10)
+    assert Meter().failed(history, sizes) == Measurement(tokens=10, local=10, estimate=10)
 
 
 # --- cache ------------------------------------------------------------------------------------------
@@ -344,3 +376,15 @@ def test_a_known_local_total_measures_the_same_as_summing(
     assert a.succeeded(history, sizes, local=sum(sizes)) == b.succeeded(history, sizes)
     assert a.failed(history, sizes, local=sum(sizes)) == b.failed(history, sizes)
     assert a.reset(history, sizes, local=sum(sizes)) == b.reset(history, sizes)
+
+
+def test_model_of_is_the_newest_responses_model_with_its_provider() -> None:
+    from sessionstore.accounting.thresholds import model_of
+
+    ask = ModelRequest(parts=[UserPromptPart("hi")])
+    old = ModelResponse(parts=[TextPart("a")], model_name="gpt-4o", provider_name="openai")
+    new = ModelResponse(parts=[TextPart("b")], model_name="claude-sonnet-4-5")
+    assert model_of([ask, old, ask]) == "openai:gpt-4o"
+    assert model_of([ask, old, ask, new]) == "claude-sonnet-4-5"  # no provider: the name alone
+    assert model_of([ask]) is None
+    assert resolve_window(model_of([ask, old]), Settings()) == 128_000  # the window it names

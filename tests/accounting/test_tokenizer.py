@@ -113,6 +113,26 @@ def test_environment_picks_the_backend(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.usefixtures("fresh")
+def test_the_tokenizer_setting_picks_the_backend_a_session_counts_with(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """bpe-openai is the default (DESIGN §6); `tokenizer = "tiktoken"` in the settings selects the
+    reference, over the process's SESSIONSTORE_TOKENIZER, once a session of that store is opened."""
+    from sessionstore import SessionStore, Settings
+
+    monkeypatch.delenv(tokenizer.ENV, raising=False)
+    assert Settings().tokenizer == "bpe-openai"
+    SessionStore.open(tmp_path / "a", warm=False).session("s")
+    counter = tokenizer.backend()
+    assert counter is not None and counter.name == "bpe-openai"
+    tokenizer.reset()
+    monkeypatch.setenv(tokenizer.ENV, "bpe-openai")
+    SessionStore.open(tmp_path / "b", warm=False, settings=Settings(tokenizer="tiktoken")).session("s")
+    counter = tokenizer.backend()
+    assert counter is not None and counter.name == "tiktoken"
+
+
+@pytest.mark.usefixtures("fresh")
 def test_a_misspelt_backend_warns_and_uses_auto(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(tokenizer.ENV, "tikoken")
     with pytest.warns(RuntimeWarning, match="SESSIONSTORE_TOKENIZER='tikoken' is not a tokenizer backend"):

@@ -74,7 +74,7 @@ def test_config_refuses_bad_setting_in_one_line(project: Path) -> None:
 def test_gauge_plain(store: Path) -> None:
     code, out, _ = run("--store", str(store), "gauge", "demo", "--plain")
     assert code == 0
-    assert out.startswith("○ ") and "of 200k · micro in " in out and out.endswith("full at 80%\n")
+    assert out.startswith("○ ") and "of 200k estimate · micro in " in out and out.endswith("full at 80%\n")
     assert "\x1b[" not in out
 
 

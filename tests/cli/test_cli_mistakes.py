@@ -136,7 +136,7 @@ def test_ctrl_c_that_a_library_turns_into_another_error_is_still_an_interrupt(
         except KeyboardInterrupt:
             raise RuntimeError("Error building 'literal' validator: KeyboardInterrupt") from None
 
-    monkeypatch.setattr(transfer_cmds, "transcripts_of", wrapped)
+    monkeypatch.setattr(transfer_cmds, "read_transcripts", wrapped)
     before = snapshot(root)
     # Ctrl-C as at a terminal: a job started in the background (`cmd &`, some CI runners) inherits
     # SIGINT ignored, and then no interrupt comes at all

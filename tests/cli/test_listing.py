@@ -111,7 +111,7 @@ def test_a_cached_listing_makes_no_cell_and_reads_no_head(
     monkeypatch.setenv("SESSIONSTORE_COMPACT_THRESHOLD", "10")  # the levels move: every band is red
     assert run(root, "list").stdout == first and len(made) == 3  # made again (the colour differs)
     rows = HeadsCache(SessionStore.open(root, warm=False)).load()
-    assert [row[7][2] for row in rows.values()] == ["red"] * 3
+    assert [row.cells[2] for row in rows.values()] == ["red"] * 3
     monkeypatch.setenv("SESSIONSTORE_CONTEXT_WINDOW_TOKENS", "20000")  # a setting: the percentages move
     smaller = run(root, "list").stdout
     assert len(made) == 6 and smaller == _uncached(root, tmp_path) != first

@@ -9,7 +9,8 @@ import pytest
 from pydantic_ai.messages import ModelRequest, ModelResponse, SystemPromptPart, ToolCallPart, ToolReturnPart
 
 from sessionstore.errors import ImportFormatError
-from sessionstore.formats.openai_chat import looks_like, read_openai_chat, to_messages
+from sessionstore.formats.openai_chat import read_openai_chat, to_messages
+from sessionstore.formats.registry import detect_format
 
 TAU = (
     Path(__file__).resolve().parents[3]
@@ -63,7 +64,7 @@ def test_roles_tool_calls_and_returns_map_to_pydantic_ai_parts() -> None:
 def test_a_file_is_split_into_turns_and_tool_pairs_stay_whole(tmp_path: Path) -> None:
     path = tmp_path / "chat.json"
     path.write_bytes(orjson.dumps(CHAT))
-    assert looks_like(path.read_text())
+    assert detect_format(path) == "openai-chat"
     (transcript,) = read_openai_chat(path)
     assert transcript.format == "openai-chat" and transcript.suggested_name == "chat"
     assert [len(s.messages) for s in transcript.steps] == [4, 2]  # a turn per user request
@@ -83,7 +84,7 @@ def test_an_unanswered_call_gets_the_interrupted_return(tmp_path: Path) -> None:
 def test_other_json_is_refused_with_what_was_expected(tmp_path: Path) -> None:
     path = tmp_path / "x.json"
     path.write_bytes(orjson.dumps([{"kind": "request", "parts": []}]))
-    assert not looks_like(path.read_text())
+    assert detect_format(path) == "pydantic-ai"
     with pytest.raises(ImportFormatError, match="not OpenAI chat messages"):
         read_openai_chat(path)
 

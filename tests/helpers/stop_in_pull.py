@@ -13,10 +13,10 @@ import signal
 import sys
 
 from sessionstore.porcelain.sharing import pull as pulling
-from sessionstore.porcelain.sharing import remote_commits as landing
+from sessionstore.porcelain.sharing import remote_commits
 from sessionstore.porcelain.store import SessionStore
 
-_ensure = landing.ensure_checkpoint_refs
+_ensure = remote_commits.ensure_checkpoint_refs
 
 
 def _stop_first(store: SessionStore, name: str, commits: object = None) -> list[int]:
@@ -27,7 +27,7 @@ def _stop_first(store: SessionStore, name: str, commits: object = None) -> list[
 
 def main() -> None:
     store = SessionStore.open(sys.argv[1], create=False)
-    landing.ensure_checkpoint_refs = _stop_first  # type: ignore[assignment]
+    remote_commits.ensure_checkpoint_refs = _stop_first  # type: ignore[assignment]
     pulling.pull(store)
     print("not stopped", flush=True)
 

@@ -96,19 +96,29 @@ def elided_count(messages: Sequence[ModelMessage]) -> int:
 
 
 def test_the_measure_is_the_sessions_measurement_plus_the_pending_estimates(tmp_path: Path) -> None:
-    s = open_session(tmp_path, history_with_rounds(1))  # no usage: the local estimate decides, no bias
-    assert measure_request(s, [7, 5]) == (s.tokens + 12, 0)
-    assert measure_request(s, []) == (s.tokens, 0)
+    s = open_session(tmp_path, history_with_rounds(1))  # no usage: the local estimate decides, no excess
+    r = measure_request(s, [7, 5])
+    assert (r.tokens, r.local, r.excess, r.measured, r.figure) == (
+        s.tokens + 12,
+        s.tokens + 12,
+        0,
+        None,
+        "estimate",
+    )
+    assert measure_request(s, []).tokens == s.tokens
 
 
-def test_the_bias_is_provider_minus_local_and_keeps_its_sign(tmp_path: Path) -> None:
+def test_the_larger_figure_decides_and_only_a_measured_excess_is_kept(tmp_path: Path) -> None:
     for provider in (5_000, 300):  # the provider counted more than we did, then less
         s = open_session(tmp_path / str(provider), history_with_rounds(1, usage=provider))
         m = s.measurement
-        assert m.measured and m.tokens == provider + 10
-        tokens, bias = measure_request(s, [9])
-        assert (tokens, bias) == (provider + 10 + 9, provider + 10 - s.tokens)
-        assert (bias > 0) == (provider > s.tokens)
+        assert m.measured and m.measured_tokens == provider + 10
+        assert m.tokens == max(provider + 10, s.tokens), "a usage below the estimate never lowers it"
+        r = measure_request(s, [9])
+        assert r.measured == provider + 10 + 9
+        assert r.tokens == max(provider + 19, s.tokens + 9)
+        assert r.excess == max(0, provider + 19 - (s.tokens + 9))
+        assert r.figure == ("measured" if provider > s.tokens else "estimate")
 
 
 # -- under every level: nothing applied ------------------------------------------------------------
@@ -118,7 +128,8 @@ def test_under_the_levels_nothing_is_rebuilt_unless_the_run_is_stale(tmp_path: P
     s = open_session(tmp_path, history_with_rounds(2))  # ~4,000 tokens in a 1M window
     pending, sizes = prompt()
     same = shape(s, pending, sizes)
-    assert same == Shaped(None, s.tokens + sum(sizes), s.tokens + sum(sizes), 0, [])
+    total = s.tokens + sum(sizes)
+    assert same == Shaped(None, total, total, 0, [], total, "estimate")
     assert s.sent_elided == (s.head_id, 0)
     rebuilt = shape(s, pending, sizes, rebase=True)  # a mid-run checkpoint made the run's list stale
     assert rebuilt.tier == 0 and rebuilt.events == []
@@ -193,13 +204,13 @@ def test_a_positive_bias_is_left_out_of_the_budget_and_added_to_the_sent_measure
     s = open_session(tmp_path, history_with_rounds(4, usage=local + 1_000), context_window_tokens=6_000)
     window, lv = cascade.session_levels(s)
     pending, sizes = prompt()
-    tokens, bias = measure_request(s, sizes)
-    assert bias > 900
+    r = measure_request(s, sizes)
+    assert r.excess > 900
     shaped = shape_request(s, pending, sizes, window=window, lv=lv, rebase=False)
     assert shaped.tier == 3 and shaped.messages is not None
     sent_local = sum(estimate_message(m) for m in shaped.messages)
-    assert shaped.tokens == sent_local + bias <= lv.full  # the provider's extra is budgeted for
-    assert shaped.measured == tokens
+    assert shaped.tokens == sent_local + r.excess <= lv.full  # the provider's extra is budgeted for
+    assert shaped.measured == r.tokens and shaped.figure == "measured"
 
 
 def test_a_bias_that_leaves_tier_3_no_room_is_refused_not_sent_over_the_window(tmp_path: Path) -> None:
@@ -207,8 +218,7 @@ def test_a_bias_that_leaves_tier_3_no_room_is_refused_not_sent_over_the_window(t
     s = open_session(tmp_path, history_with_rounds(4, usage=local + 5_900), context_window_tokens=6_000)
     before, head = s.history, s.head_id
     pending, sizes = prompt()
-    _, bias = measure_request(s, sizes)
-    assert bias > 6_000 - MIN_ULTIMATE_BUDGET  # tools and instructions alone nearly fill the window
+    assert measure_request(s, sizes).excess > 6_000 - MIN_ULTIMATE_BUDGET  # tools, instructions: nearly full
     with pytest.raises(CompactionError) as err:
         shape(s, pending, sizes)
     line = str(err.value)
@@ -259,7 +269,7 @@ def test_compaction_disabled_under_the_window_sends_everything_unchanged(tmp_pat
     pending, sizes = prompt()
     shaped = shape_request(s, pending, sizes, window=window, lv=lv, rebase=False)
     assert lv.full < shaped.measured <= window  # over both levels, still nothing applies
-    assert shaped == Shaped(None, shaped.measured, shaped.measured, 0, [])
+    assert shaped == Shaped(None, shaped.measured, shaped.measured, 0, [], shaped.measured, "estimate")
 
 
 # -- through a run (runs.py calls shape_request before every model request) ------------------------
@@ -345,32 +355,29 @@ def test_no_request_is_sent_over_the_window_and_the_stored_history_never_changes
         resolved, lv = cascade.session_levels(s)
         assert resolved == window
         sizes = [estimate_message(m) for m in pending]
-        tokens, bias = measure_request(s, sizes)
+        r = measure_request(s, sizes)
         try:
             shaped = shape_request(s, pending, sizes, window=window, lv=lv, rebase=False)
-        except CompactionError:  # compaction off and over the window, or a bias that leaves no room
+        except CompactionError:  # compaction off and over the window, or an excess that leaves no room
             if overrides["compaction_enabled"]:
-                assert bias > lv.full - MIN_ULTIMATE_BUDGET
+                assert r.excess > lv.full - MIN_ULTIMATE_BUDGET
             else:
-                assert tokens > window
+                assert r.tokens > window
             assert stored_is_unchanged(s, before, head)
             return
-        assert shaped.measured == tokens
-        assert shaped.tokens <= window, (shaped.tier, shaped.tokens, window, bias)
+        assert shaped.measured == r.tokens >= r.local, "a usage below the estimate never lowers it"
+        assert shaped.tokens <= window, (shaped.tier, shaped.tokens, window, r)
         assert stored_is_unchanged(s, before, head)
         sent = shaped.messages if shaped.messages is not None else [*before, *pending]
+        sent_local = sum(estimate_message(m) for m in sent)
         if shaped.tier != 3:  # tiers 0 and 1 keep every message, and what was pending stays last
             assert len(sent) == len(before) + len(pending)
             assert all(a is b for a, b in zip(sent[len(before) :], pending, strict=True))
-            assert shaped.tokens == sum(estimate_message(m) for m in sent) + bias
         else:
             assert pairs_intact(sent) or not pairs_intact([*before, *pending])
-            assert shaped.tokens == sum(estimate_message(m) for m in sent) + max(bias, 0)
+        assert shaped.tokens == sent_local + r.excess  # the measured excess is kept whatever is sent
         assert (shaped.tier == 0) == (shaped.events == [])
-        extra = (
-            max(bias, 0) - bias if shaped.tier == 3 else 0
-        )  # tier 3's measure adds back only a positive bias
-        assert s.sent_elided == (head, tokens - shaped.tokens + extra)
+        assert s.sent_elided == (head, r.local - sent_local)
 
 
 # -- tool definitions: sent with every request, measured by no one before the first usage -----------
@@ -420,10 +427,13 @@ def test_a_first_request_with_many_tools_is_not_sent_over_the_window(tmp_path: P
     assert report.requests[0].tokens >= sent[0][1] - 50  # the report counts the definitions too
 
 
-def test_a_measured_session_does_not_count_its_tool_definitions_twice(tmp_path: Path) -> None:
+def test_tool_definitions_count_in_the_estimate_and_not_again_in_the_measured_figure(tmp_path: Path) -> None:
     s = open_session(tmp_path, history_with_rounds(2, usage=5_000))
     assert s.measurement.measured
-    assert measure_request(s, [7], outside=900) == measure_request(s, [7])  # the usage holds them
+    with_tools, without = measure_request(s, [7], outside=900), measure_request(s, [7])
+    assert with_tools.measured == without.measured == 5_017  # the usage holds them already
+    assert with_tools.tokens == max(5_017, s.tokens + 7 + 900)  # the estimate of the request has them
     fresh = open_session(tmp_path / "fresh", history_with_rounds(2))
     assert not fresh.measurement.measured
-    assert measure_request(fresh, [7], outside=900) == (fresh.tokens + 7 + 900, 900)
+    r = measure_request(fresh, [7], outside=900)
+    assert (r.tokens, r.measured, r.outside) == (fresh.tokens + 7 + 900, None, 900)

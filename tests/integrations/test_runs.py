@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -19,7 +20,7 @@ from sessionstore import SessionStore, Settings
 from sessionstore.accounting import tokens
 from sessionstore.compaction.micro import ELIDED
 from sessionstore.compaction.turns import pairs_intact
-from sessionstore.integrations.runs import SessionCapability, run_turn, run_turn_async
+from sessionstore.integrations.runs import RunReport, SessionCapability, run_turn, run_turn_async
 from sessionstore.summary.skeleton import SKELETON, validate_summary
 
 
@@ -88,8 +89,11 @@ def test_measured_prefix_comes_from_the_newest_response(tmp_path: Path) -> None:
 
 
 def test_requests_carry_the_micro_view_but_history_stays_whole(tmp_path: Path) -> None:
-    store = small_store(tmp_path)
-    script = Script(input_tokens=3_200)  # over micro (3,000), under full (4,000)
+    settings = Settings(context_window_tokens=6_000, micro_keep_recent_tokens=400, keep_recent_tokens=1_000)
+    store = SessionStore.open(tmp_path, settings=settings)
+    # Over micro (3,600), under full (4,800): a flat 3,200 reported for a ~40-token first request
+    # calibrates the model at the 2x cap, so what follows a measurement counts double.
+    script = Script(input_tokens=3_200)
     agent = make_agent(script)
     s = store.session("s")
     for i in range(4):
@@ -298,9 +302,88 @@ def test_the_capability_refuses_a_history_that_is_not_the_sessions(tmp_path: Pat
     run_turn(other, make_agent(script), "elsewhere")
     calls = len(script.sent)
     for wrong in (None, other.history, s.history[:-1]):
-        with pytest.raises(SessionStoreError, match=r"message_history=session\.history"):
+        with pytest.raises(SessionStoreError, match=r"message_history=session\.history") as err:
             make_agent(script).run_sync("x", message_history=wrong, capabilities=[SessionCapability(s)])
+        assert "session.checkout(REV)" in str(err.value) and "\n" not in str(err.value)
     assert len(script.sent) == calls and s.persisted_count == 4, "no model call, nothing written"
+    # An empty session's history is a prefix of any: a history given to it is stored with the run.
     fresh = store.session("fresh")
-    with pytest.raises(SessionStoreError, match="another message_history"):
-        make_agent(script).run_sync("x", message_history=s.history, capabilities=[SessionCapability(fresh)])
+    make_agent(script).run_sync("x", message_history=s.history, capabilities=[SessionCapability(fresh)])
+    assert fresh.history[:4] == s.history and fresh.persisted_count == 8
+
+
+# -- calibration: learned from each response, kept with the session, scaling what nothing measured ------
+
+
+def scaled_agent(ratio: float, sent: list[int]) -> Agent[None, str]:
+    """A provider that counts `ratio` times what the local estimate counts (messages + tools)."""
+    from sessionstore.accounting.tokens import estimate_tool_definitions
+
+    def body(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        local = sum(tokens.estimate_messages(messages)) + estimate_tool_definitions(info.function_tools)
+        sent.append(local)
+        usage = RequestUsage(input_tokens=round(local * ratio), output_tokens=5)
+        if not any(p.part_kind == "tool-return" for p in messages[-1].parts):
+            return ModelResponse(parts=[ToolCallPart("read_file", {"path": "a.py"})], usage=usage)
+        return ModelResponse(parts=[TextPart("read it")], usage=usage)
+
+    agent: Agent[None, str] = Agent(FunctionModel(body))
+
+    @agent.tool_plain
+    def read_file(path: str) -> str:
+        return "line of the file\n" * 200
+
+    return agent
+
+
+def test_the_calibration_is_learned_kept_and_scales_what_nothing_measured(tmp_path: Path) -> None:
+    from sessionstore.porcelain.session.gauge import commit_gauge, format_gauge
+
+    store = SessionStore.open(tmp_path, settings=Settings(context_window_tokens=200_000))
+    s = store.session("s")
+    sent: list[int] = []
+    report = RunReport()
+    run_turn(s, scaled_agent(1.3, sent), "read a.py", report=report)
+    model = s.model_key
+    assert model and abs(s.calibration.factor(model) - 1.3) < 0.01  # type: ignore[operator]
+    assert [r.local for r in report.requests] == sent, "calibrated against what the model received"
+    second = report.requests[1]  # the first response taught the factor: the next request is scaled
+    assert second.tokens >= math.ceil(1.3 * second.local) - 1 and report.peak_figure in (
+        "measured",
+        "estimate",
+    )
+    reopened = SessionStore.open(tmp_path).session("s")
+    assert (
+        reopened.calibration == s.calibration
+        and reopened.head.extra["calibration"] == s.calibration.to_field()
+    )
+    # After a compaction nothing is measured: the estimate, scaled by the model's factor, decides.
+    s.compact()
+    m = s.measurement
+    assert (
+        not m.measured
+        and m.factor == s.calibration.factor(model)
+        and m.tokens == math.ceil(s.tokens * m.factor)
+    )
+    gauge = commit_gauge(s.head, store.settings)
+    assert (
+        gauge.used == m.tokens
+        and gauge.figure == "estimate"
+        and " estimate · " in format_gauge(gauge, color=False)
+    )
+
+
+def test_a_model_that_reports_less_never_lets_more_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sessionstore.accounting import calibration
+
+    monkeypatch.setattr(calibration, "_warned", set())  # once per model and process: this test's model
+    store = SessionStore.open(tmp_path, settings=Settings(context_window_tokens=200_000))
+    s = store.session("s")
+    report = RunReport()
+    with pytest.warns(UserWarning, match=r"reported .* input tokens for a request estimated at"):
+        run_turn(s, scaled_agent(0.3, []), "read a.py", report=report)
+    assert s.decision_factor == 1.0 and s.measurement.figure == "estimate"
+    assert s.measurement.tokens == s.tokens  # the estimate decides, not the provider's low count
+    assert all(r.figure == "estimate" and r.tokens >= r.local for r in report.requests)

@@ -21,45 +21,67 @@ import orjson
 from ..errors import SettingsError
 
 ENV_PREFIX = "SESSIONSTORE_"
-NOT_SETTINGS_ENV = frozenset({"SESSIONSTORE_DIR", "SESSIONSTORE_COMPACT_THRESHOLD", "SESSIONSTORE_BIN"})
-"""`SESSIONSTORE_*` variables with other owners (store location, debug trigger level, the git hook's
-`session` executable): never settings."""
+THRESHOLD_ENV = "SESSIONSTORE_COMPACT_THRESHOLD"
+"""The debug override of the full compaction level, in tokens (DESIGN §6): not a setting, which is
+loaded once, but read on every call of `threshold_override`, never cached."""
+NOT_SETTINGS_ENV = frozenset({"SESSIONSTORE_DIR", THRESHOLD_ENV, "SESSIONSTORE_BIN"})
+"""`SESSIONSTORE_*` variables that are not settings: the store's location and the git hook's `session`
+executable (other owners), and the debug trigger level (read per call, `threshold_override`)."""
+
+TOKENIZERS = ("bpe-openai", "tiktoken", "auto")
+"""The `tokenizer` setting's values (accounting/tokenizer.py's backends, and auto)."""
+
+KIND = "kind"
+"""The metadata key of a `Settings` field holding its kind: how its environment text is parsed and
+what a value must be (a key of `_ALLOWED`)."""
 
 DEFAULT_SOURCE = "default"
 OVERRIDE_SOURCE = "flag"
+
+
+def setting(kind: str, default: Any) -> Any:
+    """A `Settings` field of `kind` defaulting to `default` (a type such as `dict`: a fresh one per
+    instance). The field is the one place a setting is declared: loading, checking, `session config`
+    and the list of known keys all read the dataclass's fields."""
+    if isinstance(default, type):
+        return field(default_factory=default, metadata={KIND: kind})
+    return field(default=default, metadata={KIND: kind})
 
 
 @dataclass(frozen=True)
 class Settings:
     """Effective configuration; invalid values are refused at load with the key named."""
 
-    compaction_enabled: bool = True
-    ultimate_compaction_enabled: bool = True
-    context_window_tokens: int = 1_048_576
-    full_reserve_fraction: float = 0.20
-    micro_reserve_fraction: float = 0.40
-    keep_recent_tokens: int = 20_000
-    micro_keep_recent_tokens: int = 4_000
-    protected_tools: tuple[str, ...] = ()
-    tool_priority: dict[str, int] = field(default_factory=dict)
-    ultimate_keep_checkpoints: int = 3
-    memory_max_lines: int = 200
-    memory_max_bytes: int = 25_000
-    memory_compression_enabled: bool = True
-    model: str = "extractive"
-    lock_timeout_s: float = 10.0
-    summary_max_tokens: int = 4_000
+    compaction_enabled: bool = setting("bool", True)
+    ultimate_compaction_enabled: bool = setting("bool", True)
+    context_window_tokens: int = setting("positive_int", 1_048_576)
+    full_reserve_fraction: float = setting("fraction", 0.20)
+    micro_reserve_fraction: float = setting("fraction", 0.40)
+    keep_recent_tokens: int = setting("nonneg_int", 20_000)
+    micro_keep_recent_tokens: int = setting("nonneg_int", 4_000)
+    protected_tools: tuple[str, ...] = setting("str_list", ())
+    tool_priority: dict[str, int] = setting("int_dict", dict)  # noqa: RUF009 (a field: dict is its factory)
+    ultimate_keep_checkpoints: int = setting("nonneg_int", 3)
+    memory_max_lines: int = setting("positive_int", 200)
+    memory_max_bytes: int = setting("positive_int", 25_000)
+    memory_compression_enabled: bool = setting("bool", True)
+    model: str = setting("nonempty_str", "extractive")
+    lock_timeout_s: float = setting("nonneg_float", 10.0)
+    tokenizer: str = setting("tokenizer", "bpe-openai")
+    """The cl100k_base counter (DESIGN §6): "bpe-openai" (fast to load and count) or "tiktoken" (the
+    reference); both give identical ids. Process-wide: the first store opened picks it."""
+    summary_max_tokens: int = setting("positive_int", 4_000)
     """Ceiling on a tier-2 summary's own text: the skeleton (a model's, or the offline one), the work
     log and the rules found in files. The user's words have their own budget."""
-    summary_user_tokens: int = 20_000
+    summary_user_tokens: int = setting("positive_int", 20_000)
     """Ceiling on the user's own words a tier-2 summary quotes verbatim (`## What the user said`).
     With the rest, a summary never takes more than a quarter of the full level (compaction/full.py)."""
 
     def __post_init__(self) -> None:
         # Direct construction is validated too, so no code path holds an impossible Settings.
-        for key in _SPECS:
+        for key in KINDS:
             object.__setattr__(self, key, _check(key, getattr(self, key), "argument"))
-        _check_together({key: getattr(self, key) for key in _SPECS}, lambda key: "argument")
+        _check_together({key: getattr(self, key) for key in KINDS}, lambda key: "argument")
 
     @classmethod
     def load(
@@ -79,24 +101,24 @@ class Settings:
         if pyproject is not None:
             label = f"pyproject.toml ({pyproject})"
             for key, raw in _read_table(pyproject).items():
-                if key not in _SPECS:
+                if key not in KINDS:
                     raise SettingsError(
                         f"unknown setting {key!r} in [tool.sessionstore] of {pyproject}; "
-                        f"known keys: {', '.join(_SPECS)}"
+                        f"known keys: {', '.join(KINDS)}"
                     )
                 values[key], sources[key] = _check(key, raw, label), label
         environ = os.environ if env is None else env
-        for key in _SPECS:
+        for key in KINDS:
             name = ENV_PREFIX + key.upper()
             if name in environ:
                 label = f"env {name}"
                 values[key], sources[key] = _check(key, _parse_env(key, environ[name], label), label), label
         for key, raw in (overrides or {}).items():
-            if key not in _SPECS:
-                raise SettingsError(f"unknown setting {key!r}; known keys: {', '.join(_SPECS)}")
+            if key not in KINDS:
+                raise SettingsError(f"unknown setting {key!r}; known keys: {', '.join(KINDS)}")
             if raw is not None:
                 values[key], sources[key] = _check(key, raw, OVERRIDE_SOURCE), OVERRIDE_SOURCE
-        merged = {key: values.get(key, _default(key)) for key in _SPECS}
+        merged = {key: values.get(key, _default(key)) for key in KINDS}
         _check_together(merged, lambda key: sources.get(key, DEFAULT_SOURCE))
         settings = cls(**merged)
         object.__setattr__(settings, "_sources", dict(sources))
@@ -106,7 +128,7 @@ class Settings:
         """Where each effective value came from: 'default', 'pyproject.toml (path)', 'env NAME', 'flag'."""
         recorded: dict[str, str] = getattr(self, "_sources", {})
         result = {}
-        for key in _SPECS:
+        for key in KINDS:
             if key in recorded:
                 result[key] = recorded[key]
             else:
@@ -117,31 +139,12 @@ class Settings:
         """JSON-ready values (tuples as lists), in declaration order."""
         return {
             key: list(value) if isinstance(value, tuple) else value
-            for key, value in ((key, getattr(self, key)) for key in _SPECS)
+            for key, value in ((key, getattr(self, key)) for key in KINDS)
         }
 
 
-# kind of each key: how env text is parsed and what a value must be. Kept beside the dataclass; a test
-# checks both list the same keys.
-_SPECS: dict[str, str] = {
-    "compaction_enabled": "bool",
-    "ultimate_compaction_enabled": "bool",
-    "context_window_tokens": "positive_int",
-    "full_reserve_fraction": "fraction",
-    "micro_reserve_fraction": "fraction",
-    "keep_recent_tokens": "nonneg_int",
-    "micro_keep_recent_tokens": "nonneg_int",
-    "protected_tools": "str_list",
-    "tool_priority": "int_dict",
-    "ultimate_keep_checkpoints": "nonneg_int",
-    "memory_max_lines": "positive_int",
-    "memory_max_bytes": "positive_int",
-    "memory_compression_enabled": "bool",
-    "model": "nonempty_str",
-    "lock_timeout_s": "nonneg_float",
-    "summary_max_tokens": "positive_int",
-    "summary_user_tokens": "positive_int",
-}
+KINDS: dict[str, str] = {f.name: f.metadata[KIND] for f in dataclasses.fields(Settings)}
+"""Every setting's kind, in declaration order: read from the fields, never written twice."""
 
 _ALLOWED = {
     "bool": "true or false",
@@ -152,6 +155,7 @@ _ALLOWED = {
     "str_list": "a list of strings",
     "int_dict": "a table/object of string keys to integers",
     "nonempty_str": "a non-empty string",
+    "tokenizer": "one of bpe-openai, tiktoken (or auto: bpe-openai, else tiktoken)",
 }
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
@@ -166,7 +170,7 @@ def _default(key: str) -> Any:
 
 
 def _refuse(key: str, value: Any, source: str) -> SettingsError:
-    return SettingsError(f"invalid {key} = {value!r} (from {source}): must be {_ALLOWED[_SPECS[key]]}")
+    return SettingsError(f"invalid {key} = {value!r} (from {source}): must be {_ALLOWED[KINDS[key]]}")
 
 
 def _is_int(value: Any) -> bool:
@@ -175,7 +179,7 @@ def _is_int(value: Any) -> bool:
 
 def _check(key: str, value: Any, source: str) -> Any:
     """The normalized value for `key`, or SettingsError naming key, value, source and what is allowed."""
-    kind = _SPECS[key]
+    kind = KINDS[key]
     ok = False
     if kind == "bool":
         ok = isinstance(value, bool)
@@ -193,6 +197,9 @@ def _check(key: str, value: Any, source: str) -> Any:
             value, ok = dict(value), True
     elif kind == "nonempty_str":
         ok = isinstance(value, str) and bool(value.strip())
+    elif kind == "tokenizer":
+        ok = isinstance(value, str) and value.strip().lower() in TOKENIZERS
+        value = value.strip().lower() if ok else value
     if not ok:
         raise _refuse(key, value, source)
     return value
@@ -212,7 +219,7 @@ def _check_together(values: Mapping[str, Any], source_of: Any) -> None:
 
 def _parse_env(key: str, text: str, source: str) -> Any:
     """Environment text to a typed value; the type check happens afterwards in `_check`."""
-    kind = _SPECS[key]
+    kind = KINDS[key]
     stripped = text.strip()
     try:
         if kind == "bool":
@@ -235,6 +242,20 @@ def _parse_env(key: str, text: str, source: str) -> Any:
     except ValueError:  # orjson.JSONDecodeError is a ValueError
         raise _refuse(key, text, source) from None
     return text
+
+
+def threshold_override(env: Mapping[str, str] | None = None) -> int | None:
+    """`SESSIONSTORE_COMPACT_THRESHOLD` as a positive int, or None (unset, non-positive or unparsable):
+    read now from `env` (default: os.environ), on every call, so `thresholds.levels` sees a change
+    made under a running process."""
+    raw = (os.environ if env is None else env).get(THRESHOLD_ENV)
+    if raw is None:
+        return None
+    try:
+        value = int(raw.strip().replace("_", ""))
+    except ValueError:
+        return None
+    return value if value > 0 else None
 
 
 def find_pyproject(start: Path) -> Path | None:

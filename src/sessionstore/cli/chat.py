@@ -186,6 +186,3 @@ def _mono() -> Any:
     from prompt_toolkit.output import ColorDepth
 
     return ColorDepth.MONOCHROME
-
-
-COMMANDS: list[click.Command] = [chat_cmd]

@@ -198,8 +198,8 @@ class Chat:
             self.out(f"{short_id(commit.id)} {deco}{describe(commit, before)}")
 
     def _checkout(self, rev: str) -> None:
-        target = self.store.resolve(rev)
-        commit = self.session.checkout(rev)
+        target = self.store.resolve(rev, within=self.session.name)
+        commit = self.session.checkout(target)
         self.out(
             f"{self.session.name}: head is now {short_id(commit.id)} (checkout of {short_id(target.id)}, "
             f"{target.session}@{target.seq}): {plural(commit.count, 'message')}, {number(commit.tokens)} tok"
@@ -209,7 +209,7 @@ class Chat:
         head = self.session.head
         if head is None:
             raise SessionStoreError(f"session {self.session.name!r} is empty: nothing to fork yet")
-        forked = self.store.fork(head.id, new)
+        forked = self.store.fork(head, new)
         old = self.session.name
         forked.model = self.session.model
         self._enter(forked)

@@ -1,9 +1,8 @@
 """The `session` entry point: the click group, shared options and the one error boundary.
 
-Commands load lazily: `COMMANDS` maps each name to the module defining it, and only the invoked
-command's module is imported, so `session log`, `list` and `gauge` start in about the time it takes to
-import click (they never import pydantic-ai). Each module still exposes `COMMANDS: list[click.Command]`;
-`tests/test_cli_main.py` checks the table and the modules agree.
+Commands load lazily: `COMMANDS`, the one table of commands, maps each name to the command object
+that defines it, and only the invoked command's module is imported, so `session log`, `list` and
+`gauge` start in about the time it takes to import click (they never import pydantic-ai).
 
 Commands are typed functions that return an exit code (0 ok, 1 "changed something" / "checks failed",
 2 refused), as pre-commit's `main(argv) -> int`; their click wrappers only parse. `_Group.invoke` is
@@ -27,33 +26,36 @@ import click
 from ..errors import SessionStoreError
 from .output import error_line, is_terminal
 
-COMMANDS = {
-    "init": "store_cmds",
-    "list": "store_cmds",
-    "fsck": "store_cmds",
-    "gc": "store_cmds",
-    "log": "history_cmds",
-    "show": "history_cmds",
-    "checkout": "history_cmds",
-    "fork": "history_cmds",
-    "import": "transfer_cmds",
-    "export": "transfer_cmds",
-    "config": "accounting_cmds",
-    "gauge": "accounting_cmds",
-    "compact": "compaction_cmds",
-    "end": "compaction_cmds",
-    "demo": "compaction_cmds",
-    "chat": "chat",
-    "memory": "memory_cmds",
-    "hooks": "memory_cmds",
-    "push": "sharing_cmds",
-    "pull": "sharing_cmds",
-    "search": "search_cmds",
-    "diff": "search_cmds",
-    "rm": "naming_cmds",
-    "rename": "naming_cmds",
-    "completion": "naming_cmds",
+COMMANDS: dict[str, str] = {
+    "init": "store_cmds:init_cmd",
+    "list": "store_cmds:list_cmd",
+    "fsck": "store_cmds:fsck_cmd",
+    "gc": "store_cmds:gc_cmd",
+    "log": "history_cmds:log_cmd",
+    "show": "history_cmds:show_cmd",
+    "checkout": "history_cmds:checkout_cmd",
+    "fork": "history_cmds:fork_cmd",
+    "import": "transfer_cmds:import_cmd",
+    "export": "transfer_cmds:export_cmd",
+    "config": "accounting_cmds:config_cmd",
+    "gauge": "accounting_cmds:gauge_cmd",
+    "compact": "compaction_cmds:compact_cmd",
+    "end": "compaction_cmds:end_cmd",
+    "demo": "compaction_cmds:demo_cmd",
+    "chat": "chat:chat_cmd",
+    "memory": "memory_cmds:memory",
+    "hooks": "memory_cmds:hooks",
+    "push": "sharing_cmds:push_cmd",
+    "pull": "sharing_cmds:pull_cmd",
+    "search": "search_cmds:search_cmd",
+    "diff": "search_cmds:diff_cmd",
+    "rm": "naming_cmds:rm_cmd",
+    "rename": "naming_cmds:rename_cmd",
+    "completion": "naming_cmds:completion_cmd",
 }
+"""The one command table: each `session` command's name and where it is defined (`module:attribute`
+in `sessionstore.cli`). `--help`, shell completion and the did-you-mean of a mistyped command read it;
+only the invoked command's module is imported."""
 
 EXIT_ERROR = 2
 """User mistakes and refused operations. Exit 1 is kept for 'it changed something' / 'checks failed'."""
@@ -70,11 +72,11 @@ class _Group(click.Group):
         return sorted(COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        module = COMMANDS.get(cmd_name)
-        if module is None:
+        where = COMMANDS.get(cmd_name)
+        if where is None:
             return None
-        commands = importlib.import_module(f"sessionstore.cli.{module}").COMMANDS
-        return next((c for c in commands if c.name == cmd_name), None)
+        module, attribute = where.split(":")
+        return _with_store_option(getattr(importlib.import_module(f"sessionstore.cli.{module}"), attribute))
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
@@ -161,27 +163,49 @@ def _silence_stdout() -> None:
         pass
 
 
+def _store_given(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """Check a `--store` value and record it where every command reads it (`output.store_path`). The
+    option is the same on the group and on every command (`session --store P list` and `session list
+    --store P`); one given after the command wins over one given before it, or SESSIONSTORE_DIR."""
+    recorded = ctx.find_root().ensure_object(dict)
+    if value is None:
+        recorded.setdefault("store_path", None)
+        return
+    from_env = ctx.get_parameter_source(param.name or "") is click.core.ParameterSource.ENVIRONMENT
+    hint = "SESSIONSTORE_DIR" if from_env else "'--store'"  # name what the user actually set
+    if value == "":  # else Path("") is the cwd, and the errors would name a confusing "."
+        raise click.BadParameter("is empty: give the store directory, or leave it out", param_hint=hint)
+    if os.path.exists(value) and not os.path.isdir(value):
+        raise click.BadParameter(f"{value} is a file, not a store directory", param_hint=hint)
+    recorded["store_path"] = value
+
+
+STORE_OPTION: dict[str, Any] = {
+    "type": click.Path(path_type=str),
+    "expose_value": False,
+    "callback": _store_given,
+    "help": "Store directory (default: .sessions at the git top level, else in the current directory).",
+}
+"""`--store`, as the group and every command in `COMMANDS` take it."""
+
+
+def _with_store_option(command: click.Command) -> click.Command:
+    """`command` (and each of its subcommands) taking `--store` too; once per command object."""
+    if not any(p.name == "store_path" for p in command.params):
+        command.params.append(click.Option(["--store", "store_path"], **STORE_OPTION))
+    for sub in getattr(command, "commands", {}).values():
+        _with_store_option(sub)
+    return command
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "--store",
-    "store_path",
-    type=click.Path(path_type=str),
-    envvar="SESSIONSTORE_DIR",
-    help="Store directory (default: .sessions at the git top level, else in the current directory).",
-)
+@click.option("--store", "store_path", envvar="SESSIONSTORE_DIR", **STORE_OPTION)
 @click.option("--no-pager", is_flag=True, help="Never page long output (as `git --no-pager`).")
 @click.version_option(package_name="sessionstore")
 @click.pass_context
-def cli(ctx: click.Context, store_path: str | None, no_pager: bool) -> None:
+def cli(ctx: click.Context, no_pager: bool) -> None:
     """Git-style, file-backed memory for pydantic-ai agents."""
-    from_env = ctx.get_parameter_source("store_path") is click.core.ParameterSource.ENVIRONMENT
-    hint = "SESSIONSTORE_DIR" if from_env else "'--store'"  # name what the user actually set
-    if store_path == "":  # else Path("") is the cwd, and the errors would name a confusing "."
-        raise click.BadParameter("is empty: give the store directory, or leave it out", param_hint=hint)
-    if store_path is not None and os.path.exists(store_path) and not os.path.isdir(store_path):
-        raise click.BadParameter(f"{store_path} is a file, not a store directory", param_hint=hint)
     ctx.ensure_object(dict)
-    ctx.obj["store_path"] = store_path
     ctx.obj["no_pager"] = no_pager
 
 

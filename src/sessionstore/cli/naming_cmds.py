@@ -151,6 +151,3 @@ def completion_cmd(ctx: click.Context, shell: str) -> int:
               session completion fish > ~/.config/fish/completions/session.fish
     """
     return completion(ctx.find_root().command, shell)
-
-
-COMMANDS: list[click.Command] = [rm_cmd, rename_cmd, completion_cmd]

@@ -17,11 +17,13 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from ..errors import SessionStoreError
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from ..accounting.settings import Settings
@@ -35,7 +37,7 @@ SHORT_ID = 7
 
 
 def store_path(ctx: click.Context) -> str | None:
-    """The `--store` / SESSIONSTORE_DIR value given to the `session` group (None: the default root)."""
+    """The `--store` (before or after the command) or SESSIONSTORE_DIR value (None: the default root)."""
     obj = ctx.find_root().obj or {}
     return obj.get("store_path")
 
@@ -240,6 +242,29 @@ def fail(message: str) -> SessionStoreError:
     return SessionStoreError(message)
 
 
+def on_current_head(store: SessionStore, name: str, command: str, action: Callable[[Any], T]) -> T:
+    """`action(session)` on session `name` as it is now, read again and done once more when another
+    writer committed while the command waited for the lock (`StaleSessionError`): a shell command
+    names a session, not the head it happened to read first. A second change is refused in CLI terms
+    (the API's "reload it" means nothing to a shell user); either way nothing of this command is written.
+    """
+    from ..errors import StaleSessionError
+
+    session = store.session(name, create=False)
+    try:
+        return action(session)
+    except StaleSessionError:
+        session.reload()
+    try:
+        return action(session)
+    except StaleSessionError:
+        raise fail(
+            f"session {name!r} changed again while `session {command}` waited for its lock (another "
+            f"process keeps writing to it): nothing was changed; run `session {command}` again when "
+            "it is done"
+        ) from None
+
+
 def stdout_bytes(data: bytes) -> None:
     """Write raw bytes to stdout (JSON exports keep their exact encoding)."""
     if sys.stdout is None:  # `session export NAME >&-`: Python started without a file descriptor 1
@@ -361,13 +386,12 @@ def warn(message: str) -> None:
 
 
 def _completion_store(ctx: click.Context) -> SessionStore | None:
-    """The store named on the command line being completed (the group's callback has not run)."""
+    """The store named on the command line being completed (`--store` is recorded as it is parsed:
+    no command runs)."""
     from ..porcelain.store import SessionStore
 
-    root = ctx.find_root()
-    path = root.params.get("store_path") or (root.obj or {}).get("store_path")
     try:
-        return SessionStore.open(path, create=False, warm=False)
+        return SessionStore.open(store_path(ctx), create=False, warm=False)
     except SessionStoreError:
         return None
 

@@ -90,6 +90,3 @@ def _store_exists(ctx: click.Context) -> bool:
 
     path = store_path(ctx)
     return (default_root() if path is None else Path(path)).exists()
-
-
-COMMANDS: list[click.Command] = [push_cmd, pull_cmd]

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..formats.registry import AUTO, FORMATS, read_transcripts
 from .output import (
     FilePath,
     complete_rev,
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "fix-auth.json"
 """A short pydantic-ai conversation with tool calls, shipped as package data for a first try."""
 
-IMPORT_FORMATS = ("auto", "pydantic-ai", "claude-code", "codex", "openai-chat")
 EXPORT_FORMATS = ("pydantic-ai", "html")
 
 
@@ -43,8 +43,8 @@ EXPORT_FORMATS = ("pydantic-ai", "html")
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(IMPORT_FORMATS),
-    default="auto",
+    type=click.Choice((AUTO, *FORMATS)),
+    default=AUTO,
     show_default=True,
     help="Transcript format; auto detects it from the content.",
 )
@@ -66,7 +66,7 @@ def import_cmd(
     codex: bool,
     out: str | None,
 ) -> int:
-    """Import a transcript FILE (pydantic-ai JSON, Claude Code or Codex JSONL, OpenAI chat messages).
+    """Import a transcript FILE, in any format `--format` names (detected from the content by default).
 
     `--claude-code` / `--codex` find the current project's transcripts where those tools keep them
     (Claude Code's projects folder for this directory, Codex's sessions folder) and import the ones
@@ -89,21 +89,6 @@ def import_cmd(
     if str(source) == "-" and not source.exists():
         raise fail("'-' is not a file: to import from stdin, give /dev/stdin (and --as NAME)")
     return import_file(store, source, fmt=fmt, name=name, out=out)
-
-
-def transcripts_of(source: Path, fmt: str) -> list[ImportedTranscript]:
-    """The transcripts in `source`: one, or one per conversation of an OpenAI chat file."""
-    from ..formats import openai_chat
-    from ..formats.common import read_text
-    from ..formats.transcripts import read_transcript
-
-    if fmt == "openai-chat":
-        return openai_chat.read_openai_chat(source)
-    if fmt == "auto":
-        text = read_text(source)
-        if openai_chat.looks_like(text):
-            return openai_chat.read_openai_chat(source, text)
-    return [read_transcript(source, fmt)]
 
 
 Plan = tuple["ImportedTranscript", str | None, "Growth | None"]
@@ -176,7 +161,7 @@ def import_file(store: SessionStore, source: Path, *, fmt: str, name: str | None
 
     if name is not None:
         check_name(name)  # refuse a bad --as before reading a possibly large file
-    transcripts = transcripts_of(source, fmt)
+    transcripts = read_transcripts(source, fmt)
     several = len(transcripts) > 1
     names = [
         (f"{name}-{t.suggested_name.rsplit('-', 1)[-1]}" if name else t.suggested_name) if several else name
@@ -226,7 +211,7 @@ def import_discovered(store: SessionStore, *, claude_code: bool, codex: bool, ou
     done: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
     for fmt, path in found:
-        (transcript,) = transcripts_of(path, fmt)
+        (transcript,) = read_transcripts(path, fmt)
         plan = _plan(store, transcript, None)
         if isinstance(plan, str):  # not a prefix: leave that session alone, go on with the rest
             skipped.append({"source": str(path), "session": transcript.suggested_name, "reason": plan})
@@ -318,6 +303,3 @@ def export(store: SessionStore, rev: str, output: Path | None, *, fmt: str = "py
         err=True,
     )
     return 0
-
-
-COMMANDS: list[click.Command] = [import_cmd, export_cmd]

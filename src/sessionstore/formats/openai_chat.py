@@ -89,17 +89,6 @@ def _is_id(value: object) -> bool:
     return isinstance(value, str | int) and not isinstance(value, bool)
 
 
-def looks_like(text: str) -> bool:
-    """True when `text` is a JSON document of OpenAI chat messages (any accepted shape)."""
-    stripped = text.lstrip()
-    if not stripped.startswith(("[", "{")):
-        return False
-    try:
-        return conversations(orjson.loads(stripped)) is not None
-    except orjson.JSONDecodeError:
-        return False
-
-
 def _text(content: object) -> str:
     if isinstance(content, str):
         return content

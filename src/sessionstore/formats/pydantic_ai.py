@@ -31,17 +31,14 @@ def is_message(item: object) -> bool:
 
 
 def not_messages(data: list[object]) -> str:
-    """Why a JSON list is not pydantic-ai messages, naming its first item that is not one (a tau-bench
-    trajectory file is a list of {task_id, reward, info, traj} records, for instance)."""
+    """Why a JSON list is not pydantic-ai messages, naming its first item that is not one (another
+    tool's records, for instance)."""
     index, bad = next((i, m) for i, m in enumerate(data) if not is_message(m))
     if isinstance(bad, dict):
         what = f"kind {bad['kind']!r}" if "kind" in bad else f"an object with keys {', '.join(map(str, bad))}"
     else:
         what = f"a JSON {type(bad).__name__}"
-    return (
-        f"a JSON list but not pydantic-ai messages: item {index} is {what}, not kind request/response; "
-        "supported: pydantic-ai JSON, Claude Code or Codex JSONL"
-    )
+    return f"a JSON list but not pydantic-ai messages: item {index} is {what}, not kind request/response"
 
 
 def _read_pydantic_ai(path: Path, text: str) -> list[ModelMessage]:

@@ -29,75 +29,53 @@ A failed request keeps the previous measurement (DESIGN §6); the steps committe
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ModelRequest, ModelResponse
+from pydantic_ai.tools import DeferredToolRequests
 
 from ..accounting.thresholds import over_threshold
 from ..accounting.tokens import estimate_message, estimate_tool_definitions
 from ..errors import SessionStoreError, StaleSessionError
 from ..porcelain.session import cascade
 from .protect import measure_request, shape_request
+from .run_history import (
+    close_dangling,
+    close_streamed_final,
+    extension_of,
+    first_difference,
+    open_calls,
+    same_content,
+    subtract_usage,
+    usage_fields,
+)
+from .run_report import RUN_FIELDS, RequestRecord, RunReport, run_fields
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from pydantic_ai import Agent
-    from pydantic_ai.messages import ModelMessage
+    from pydantic_ai.messages import ModelMessage, ToolCallPart
     from pydantic_ai.models import ModelRequestContext, ModelRequestParameters
     from pydantic_ai.run import AgentRunResult
-    from pydantic_ai.tools import RunContext
+    from pydantic_ai.tools import RunContext, ToolDefinition
 
     from ..compaction.events import CompactionEvent
     from ..porcelain.session.session import Session
 
 __all__ = ["RUN_FIELDS", "RequestRecord", "RunReport", "SessionCapability", "run_turn", "run_turn_async"]
 
-RUN_FIELDS = {
-    "run": "the pydantic-ai run id (every line of one run carries the same)",
-    "step": "1-based index of this line among the run's lines",
-    "requests": "model requests whose responses this line holds",
-    "peak": "the largest of those requests as sent, in tokens (the trigger measure, DESIGN §6)",
-    "mid_run": "true on every line but the run's last: a compaction right after it is a mid-run checkpoint",
-}
-"""Extra fields of the turn lines a run writes (`session log --json` shows them)."""
-
-
-@dataclass(frozen=True)
-class RequestRecord:
-    """One model request of a run: `tokens` sent (the trigger measure, DESIGN §6) against `window`,
-    `measured` before protection, and the highest `tier` applied (0 none, 1, 2 mid-run checkpoint, 3)."""
-
-    tokens: int
-    measured: int
-    window: int
-    tier: int
-
-
-@dataclass
-class RunReport:
-    """Every request the capability protected (all runs it served, oldest first)."""
-
-    requests: list[RequestRecord] = field(default_factory=list)
-    checkpoints: int = 0
-    """Mid-run checkpoints (tier 2 compactions written inside a run)."""
-
-    @property
-    def peak(self) -> int:
-        """The largest request sent, in tokens (0 before any request)."""
-        return max((r.tokens for r in self.requests), default=0)
-
 
 @dataclass
 class _RunState:
     start: int | None = None
-    """Index in the run's messages of its first new message (set at the first request)."""
+    """Index in the run's messages of the first one the session does not hold (set at the first request)."""
     committed: int = 0
-    """How many of the run's new messages are in the session's log."""
+    """How many of the run's messages from `start` on are in the session's log."""
     usage: dict[str, Any] = field(default_factory=dict)
     """The run usage already recorded by committed lines (each line records its own delta)."""
     rebased: bool = False
@@ -111,6 +89,15 @@ class _RunState:
     """Index in the report of the first request not yet covered by a committed line."""
     tools: tuple[tuple[int, ...], list[Any], int] | None = None
     """(ids, the definitions, their estimate) of the last request's tool definitions."""
+    live: list[ModelMessage] | None = None
+    """pydantic-ai's own list of the run's messages (`ctx.messages`): what a cancelled run produced."""
+    run_usage: Any = None
+    sent_local: int | None = None
+    """Local estimate of the newest request as sent: its response's usage calibrates against it."""
+    output_tools: frozenset[str] = frozenset()
+    allow_text: bool = True
+    executed: dict[str, tuple[Any, str | None]] = field(default_factory=dict)
+    """Results of the tools run after the newest request, by call id (a streamed final's closing)."""
 
 
 @dataclass
@@ -122,7 +109,7 @@ class SessionCapability(AbstractCapability[Any]):
     _run: _RunState = field(default_factory=_RunState, init=False, repr=False)
 
     async def for_run(self, ctx: RunContext[Any]) -> SessionCapability:
-        return dataclasses.replace(self)  # fresh run state; the report is shared with the caller's object
+        return replace(self)  # fresh run state; the report is shared with the caller's object
 
     # -- the hooks ----------------------------------------------------------------------------------
 
@@ -131,51 +118,75 @@ class SessionCapability(AbstractCapability[Any]):
     ) -> ModelRequestContext:
         run = self._run
         messages = ctx.messages
+        run.live, run.run_usage = messages, ctx.usage
         if run.start is None:
-            run.start = len(messages) - 1  # the request this run is about to send is its first message
             run.run_id, run.recorded = ctx.run_id, len(self.report.requests)
             await asyncio.to_thread(self._check_fresh)
-            stored = self.session.history
-            if (
-                stored
-                and isinstance(stored[-1], ModelRequest)
-                and messages[run.start].parts is stored[-1].parts
-            ):
-                run.committed = 1  # resuming without a prompt: pydantic-ai re-sends the stored request
-            _check_history(self.session.name, stored[: len(stored) - run.committed], messages[: run.start])
+            run.start, run.committed = self._starting_point(messages)
         pending = messages[run.start + run.committed :]
         if any(isinstance(m, ModelResponse) for m in pending):
             await asyncio.to_thread(self._commit, pending, ctx.usage)
             pending = []
+        run.executed.clear()
         settings = self.session.store.settings
         window, lv = cascade.session_levels(self.session)
         tier = 0
         pending_sizes = self._sizes_of(pending)
-        outside = self._tools_size(request_context.model_request_parameters)
-        if settings.compaction_enabled and over_threshold(
-            measure_request(self.session, pending_sizes, outside)[0], lv.full
+        params = request_context.model_request_parameters
+        outside = self._tools_size(params)
+        run.output_tools = frozenset(t.name for t in params.output_tools)
+        run.allow_text = params.allow_text_output
+        requested = self.session.checkpoint_request
+        if requested is not None or (
+            settings.compaction_enabled
+            and over_threshold(measure_request(self.session, pending_sizes, outside).tokens, lv.full)
         ):
-            checkpointed = await asyncio.to_thread(self._checkpoint, pending, ctx.usage)
+            checkpointed = await asyncio.to_thread(self._checkpoint, pending, ctx.usage, requested)
             window, lv = cascade.session_levels(self.session)
             pending, pending_sizes, tier = [], [], 2 if checkpointed else 0
         sent = list(request_context.messages)
         tail = sent[len(sent) - len(pending) :] if pending else []  # other capabilities' edits stay
         shaped = shape_request(
-            self.session, tail, pending_sizes, window=window, lv=lv, rebase=self._run.rebased, outside=outside
+            self.session, tail, pending_sizes, window=window, lv=lv, rebase=run.rebased, outside=outside
         )
         if shaped.messages is not None:
             request_context.messages = shaped.messages
         self._emit(shaped.events)  # before the record: a listener sees which request it belongs to
+        run.sent_local = shaped.local
         self.report.requests.append(
-            RequestRecord(shaped.tokens, shaped.measured, window, max(tier, shaped.tier))
+            RequestRecord(
+                shaped.tokens, shaped.measured, window, max(tier, shaped.tier), shaped.figure, shaped.local
+            )
         )
         return request_context
 
+    async def after_tool_execute(
+        self,
+        ctx: RunContext[Any],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: Any,
+        result: Any,
+    ) -> Any:
+        # A streamed final response's tools run after the stream, outside the run's own history:
+        # their results are what the session must store as their returns (`close_streamed_final`).
+        self._run.executed[call.tool_call_id] = (result, getattr(tool_def, "tool_kind", None))
+        return result
+
     async def after_run(self, ctx: RunContext[Any], *, result: AgentRunResult[Any]) -> AgentRunResult[Any]:
         run = self._run
-        rest = (
-            result.new_messages() if run.start is None else result.all_messages()[run.start + run.committed :]
-        )
+        everything = result.all_messages()
+        rest = result.new_messages() if run.start is None else everything[run.start + run.committed :]
+        closing = None
+        if not isinstance(result.output, DeferredToolRequests) and everything and open_calls(everything):
+            last = everything[-1]
+            if isinstance(last, ModelResponse):  # run_stream ended at this response (see run_history)
+                closing = close_streamed_final(
+                    last, output_tools=run.output_tools, allow_text=run.allow_text, executed=run.executed
+                )
+        if closing is not None:
+            rest = [*rest, closing]
         if rest:  # the last commit of the run runs the cascade, as every turn between runs does
             await asyncio.to_thread(self._commit, rest, result.usage, compact=True)
         return result
@@ -184,7 +195,42 @@ class SessionCapability(AbstractCapability[Any]):
         self.session.record_failure()
         raise error
 
+    async def wrap_run(self, ctx: RunContext[Any], *, handler: Any) -> AgentRunResult[Any]:
+        """Around the whole run: a run that ends without a result (cancelled, `iter` left early, a
+        timeout) keeps what it received, with no tool call left open (`_keep_partial`)."""
+        try:
+            return await handler()
+        except (asyncio.CancelledError, Exception) as err:
+            if self._run.start is not None and not isinstance(err, SessionStoreError):
+                with anyio.CancelScope(shield=True):  # cancelled: the write still happens
+                    await asyncio.to_thread(self._keep_partial)
+            raise
+
     # -- disk work (run in a thread, never on the event loop) ----------------------------------------
+
+    def _starting_point(self, messages: list[ModelMessage]) -> tuple[int, int]:
+        """(start, committed) of a run about to send its first request: where the session's history
+        ends in the run's messages. Refuses (before any model call) a run whose `message_history` is
+        not the session's history or an extension of it: only the run's messages are committed, so
+        anything else would be lost or stored wrong."""
+        stored = self.session.messages
+        new = len(messages) - 1  # the request about to be sent
+        last = messages[new]
+        if stored and isinstance(stored[-1], ModelRequest) and isinstance(last, ModelRequest):
+            resent = last.parts is stored[-1].parts or same_content(
+                ModelRequest(parts=last.parts), ModelRequest(parts=stored[-1].parts)
+            )
+            if resent and extension_of(stored[:-1], messages[:new]) == new:
+                return new, 1  # resuming without a prompt: pydantic-ai re-sends the stored request
+        end = extension_of(stored, messages[:new])
+        if end is None:
+            raise SessionStoreError(
+                f"session {self.session.name!r}: the run was given another message_history than the "
+                f"session's ({first_difference(stored, messages[:new])}): pass "
+                "message_history=session.history with SessionCapability (run_turn does), or a copy equal "
+                "in content; to continue from an earlier point, session.checkout(REV) first; nothing was sent"
+            )
+        return end, 0
 
     def _check_fresh(self) -> None:
         s = self.session
@@ -198,15 +244,20 @@ class SessionCapability(AbstractCapability[Any]):
     def _commit(self, messages: Sequence[ModelMessage], usage: Any, *, compact: bool = False) -> None:
         """Commit the run's next messages as a turn (its usage: what the run spent since the last one).
         Steps commit with `compact=False`: the next request's own check decides, on what it sends. The
-        line records the run it belongs to and the requests whose responses it holds (`RUN_FIELDS`)."""
-        now = _usage_fields(usage)
-        delta = _subtract(now, self._run.usage)
-        fields = self._run_fields(final=compact)
+        line records the run it belongs to and the requests whose responses it holds (`RUN_FIELDS`).
+        The newest response's usage calibrates the model against what its request sent (`sent_local`)."""
+        now = usage_fields(usage)
+        delta = subtract_usage(now, self._run.usage)
+        run = self._run
+        fields = run_fields(
+            self.report.requests[run.recorded :], step=run.steps + 1, run_id=run.run_id, final=compact
+        )
         s = self.session
         sizes = self._sizes_of(messages)  # the protection counted what it sent: reused, never redone
+        sent = run.sent_local if any(isinstance(m, ModelResponse) for m in messages) else None
         try:
             with s.store.lock(s.name):
-                s.commit_turn(list(messages), usage=delta or None, extra=fields, sizes=sizes)
+                s.commit_turn(list(messages), usage=delta or None, extra=fields, sizes=sizes, sent_local=sent)
                 s.measure_after_turn()
                 events = s.run_cascade() if compact else []
         except StaleSessionError as err:
@@ -216,18 +267,44 @@ class SessionCapability(AbstractCapability[Any]):
                 f"messages are saved as session {fork!r} (see `session log {fork}`); nothing was lost"
             ) from err
         self._emit(events)
-        self._run.steps += 1
-        self._run.recorded = len(self.report.requests)
-        self._run.committed += len(messages)
-        self._run.usage = now
+        run.steps += 1
+        run.recorded = len(self.report.requests)
+        run.committed += len(messages)
+        run.usage = now
 
-    def _checkpoint(self, pending: Sequence[ModelMessage], usage: Any) -> bool:
-        """Mid-run checkpoint: commit what is pending, then tier 2 (and tier 3 if still over).
-        False when the compaction failed (warned): tier 3 on what is sent still makes it fit."""
+    def _keep_partial(self) -> None:
+        """A run ended without a result: commit what it received since the last commit (a response
+        cut off mid-stream is kept as pydantic-ai recorded it, `state='interrupted'`), every tool call
+        it leaves open closed as pydantic-ai's `repair_messages` closes one. Nothing when it received
+        nothing (a request that failed before any part arrived keeps the previous state)."""
+        run = self._run
+        assert run.live is not None and run.start is not None
+        done = run.start + run.committed
+        tail = [m for m in run.live[done:] if m.parts or isinstance(m, ModelRequest)]
+        received = any(
+            (isinstance(m, ModelResponse) and m.parts)
+            or any(p.part_kind in ("tool-return", "retry-prompt") for p in m.parts)
+            for m in tail
+        )
+        if not received:
+            return
+        closed = close_dangling(self.session.messages, tail)
+        try:
+            self._commit(closed, run.run_usage)
+        except SessionStoreError as err:  # the run's own error is what the caller must see
+            warnings.warn(
+                f"session {self.session.name!r}: the stopped run was not saved: {err}", stacklevel=2
+            )
+
+    def _checkpoint(self, pending: Sequence[ModelMessage], usage: Any, requested: str | None = None) -> bool:
+        """Mid-run checkpoint: commit what is pending, then tier 2 (and tier 3 if still over), with the
+        focus the agent asked for (`SessionToolset`'s compact tool), if it did. False when the
+        compaction failed (warned): tier 3 on what is sent still makes it fit."""
         if pending:
             self._commit(pending, usage)
+        self.session.checkpoint_request = None
         try:
-            self.session.compact()
+            self.session.compact(focus=requested or None)
         except SessionStoreError as err:  # tier 3 on what is sent still guarantees the fit
             warnings.warn(f"session {self.session.name!r}: mid-run compaction failed: {err}", stacklevel=2)
             return False
@@ -245,18 +322,6 @@ class SessionCapability(AbstractCapability[Any]):
         return fork
 
     # -- helpers ------------------------------------------------------------------------------------
-
-    def _run_fields(self, *, final: bool) -> dict[str, Any]:
-        """The run fields of the next line (see `RUN_FIELDS`)."""
-        records = self.report.requests[self._run.recorded :]
-        fields: dict[str, Any] = {"step": self._run.steps + 1, "requests": len(records)}
-        if self._run.run_id:
-            fields["run"] = self._run.run_id
-        if records:
-            fields["peak"] = max(r.tokens for r in records)
-        if not final:
-            fields["mid_run"] = True
-        return fields
 
     def _tools_size(self, params: ModelRequestParameters) -> int:
         """The estimate of the request's tool definitions (function and output tools), counted once
@@ -280,57 +345,6 @@ class SessionCapability(AbstractCapability[Any]):
         for event in events:
             for listener in self.session.listeners:
                 listener(event)
-
-
-def _check_history(name: str, stored: list[ModelMessage], prefix: Sequence[ModelMessage]) -> None:
-    """Refuse a run whose `message_history` is not the session's history (before any model call):
-    only the run's new messages are committed, so anything else would be lost or stored wrong.
-
-    Cheap and lenient: the newest stored message (or a request pydantic-ai merged it into, which keeps
-    its parts) must be among the last few messages the run started from (a repair may add one)."""
-    if not stored:
-        ok = not prefix
-    else:
-        last = stored[-1]
-        ok = any(m is last or _holds_parts(m, last) for m in prefix[-3:])
-    if not ok:
-        raise SessionStoreError(
-            f"session {name!r}: the run was given another message_history than the session's: pass "
-            "message_history=session.history with SessionCapability (run_turn does); nothing was sent"
-        )
-
-
-def _holds_parts(merged: ModelMessage, original: ModelMessage) -> bool:
-    ids = {id(p) for p in merged.parts}
-    return (
-        isinstance(merged, ModelRequest)
-        and bool(original.parts)
-        and all(id(p) in ids for p in original.parts)
-    )
-
-
-def _usage_fields(usage: Any) -> dict[str, Any]:
-    if usage is None:
-        return {}
-    if dataclasses.is_dataclass(usage) and not isinstance(usage, type):
-        return dataclasses.asdict(usage)
-    return dict(usage)
-
-
-def _subtract(now: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
-    """`now - before` field by field (nested `details` too), keeping only what is non-zero."""
-    out: dict[str, Any] = {}
-    for key, value in now.items():
-        prior = before.get(key)
-        if isinstance(value, dict):
-            inner = _subtract(value, prior if isinstance(prior, dict) else {})
-            if inner:
-                out[key] = inner
-        elif isinstance(value, int | float) and not isinstance(value, bool):
-            diff = value - (prior if isinstance(prior, int | float) else 0)
-            if diff:
-                out[key] = diff
-    return out
 
 
 def _kwargs(

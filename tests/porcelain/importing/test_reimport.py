@@ -1,5 +1,5 @@
-"""porcelain/importing/reimport.py: a grown transcript appends only its new turns to the session imported
-from it."""
+"""porcelain/importing/reimport.py: a grown transcript appends only its new turns to the session
+imported from it."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""porcelain/importing/transcript_locations.py: this project's Claude Code and Codex transcripts, where
-those tools keep them."""
+"""porcelain/importing/transcript_locations.py: where Claude Code and Codex keep this project's
+transcripts."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""porcelain/maintenance/crash_leftovers.py: temp files writes killed mid-way left, and interrupted moves,
-for fsck and gc.
+"""porcelain/maintenance/crash_leftovers.py: what writes killed mid-way left (temp files, interrupted
+moves), for fsck and gc.
 
-The real kill -9 cases are in test_maintenance.py (a ref write) and test_naming.py (rm and rename).
+The real kill -9 cases are in test_fsck_gc.py (a ref write) and history/test_naming.py (rm, rename).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import pytest
 from helpers.messages import tagged_turn
 from sessionstore.plumbing.fsutil import write_temp
 from sessionstore.porcelain.history import naming
-from sessionstore.porcelain.maintenance import crash_leftovers as leftovers
-from sessionstore.porcelain.session import file_moves as moving
+from sessionstore.porcelain.maintenance import crash_leftovers
+from sessionstore.porcelain.session import file_moves
 from sessionstore.porcelain.store import SessionStore
 
 
@@ -42,8 +42,8 @@ def _age(path: Path, days: float) -> None:
 
 
 def test_every_kind_is_listed_and_noted_once(store: SessionStore, left: list[Path]) -> None:
-    assert sorted(leftovers.leftover_temps(store)) == sorted(left)
-    note = leftovers.temps_note(store)
+    assert sorted(crash_leftovers.leftover_temps(store)) == sorted(left)
+    note = crash_leftovers.temps_note(store)
     assert note is not None and note.startswith("refs/checkpoints/a/.tmp-") and " (and 2 more): " in note
     report = store.fsck()
     assert report.ok and report.notes == [note]
@@ -54,9 +54,9 @@ def test_prune_removes_only_what_is_older_than_the_cutoff(store: SessionStore, l
     _age(left[2], 20)
     cutoff = time.time() - 14 * 86400
     names = sorted(str(p.relative_to(store.root)) for p in (left[0], left[2]))
-    dry = leftovers.prune_temps(store, cutoff, dry_run=True)
+    dry = crash_leftovers.prune_temps(store, cutoff, dry_run=True)
     assert (sorted(dry[0]), dry[1]) == (names, 1) and all(p.exists() for p in left)
-    done = leftovers.prune_temps(store, cutoff, dry_run=False)
+    done = crash_leftovers.prune_temps(store, cutoff, dry_run=False)
     assert (sorted(done[0]), done[1]) == (names, 1)
     assert [p.exists() for p in left] == [False, True, False]
     assert naming.title(store, "a") == "a title" and store.session("a").persisted_count == 2
@@ -64,14 +64,14 @@ def test_prune_removes_only_what_is_older_than_the_cutoff(store: SessionStore, l
 
 def test_none_is_no_note(store: SessionStore) -> None:
     store.session("a").append(tagged_turn(0, 0))
-    assert leftovers.leftover_temps(store) == [] and leftovers.temps_note(store) is None
+    assert crash_leftovers.leftover_temps(store) == [] and crash_leftovers.temps_note(store) is None
 
 
 def test_an_interrupted_move_is_a_problem_until_repair_finishes_it(
     store: SessionStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store.session("a").append(tagged_turn(0, 0))
-    real = moving.rename_durably
+    real = file_moves.rename_durably
 
     def cut_after_the_log(src: Path, dst: Path) -> bool:
         if dst == store.log("b").path:
@@ -79,17 +79,17 @@ def test_an_interrupted_move_is_a_problem_until_repair_finishes_it(
             raise OSError(5, "Input/output error")
         return real(src, dst)
 
-    monkeypatch.setattr(moving, "rename_durably", cut_after_the_log)
+    monkeypatch.setattr(file_moves, "rename_durably", cut_after_the_log)
     with pytest.raises(OSError):
         naming.rename(store, "a", "b")
     monkeypatch.undo()
     problems: list[str] = []
     repaired: list[str] = []
-    leftovers.check_moves(store, False, problems, repaired)
+    crash_leftovers.check_moves(store, False, problems, repaired)
     assert len(problems) == 1 and problems[0].startswith(
         "`session rename a b` was interrupted (its journal is trash/"
     )
     assert problems[0].endswith("`session fsck --repair` finishes it") and repaired == []
-    leftovers.check_moves(store, True, problems := [], repaired)
+    crash_leftovers.check_moves(store, True, problems := [], repaired)
     assert problems == [] and repaired == ["finished `session rename a b`, interrupted after its log moved"]
     assert store.sessions() == ["b"] and store.fsck().ok

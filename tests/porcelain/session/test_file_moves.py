@@ -12,11 +12,11 @@ import pytest
 
 from helpers.cli import snapshot
 from sessionstore.errors import SessionStoreError
-from sessionstore.porcelain.session import file_moves as moving
+from sessionstore.porcelain.session import file_moves
 from sessionstore.porcelain.store import SessionStore
 
 FILES = {"logs/a.jsonl": b"log\n", "refs/checkpoints/a/1": b"ref\n", "titles/a": b"title\n"}
-MOVE = moving.Move(
+MOVE = file_moves.Move(
     what="session rename a b",
     locks=("a", "b"),
     log=("logs/a.jsonl", "logs/b.jsonl"),
@@ -52,20 +52,20 @@ def orphans(store: SessionStore) -> list[str]:
 
 def test_a_move_takes_the_followers_along_and_leaves_no_journal(store: SessionStore) -> None:
     with store.lock("a"), store.lock("b"):
-        moving.run(store, MOVE)
+        file_moves.run(store, MOVE)
     assert ours(store) == AFTER
-    assert moving.interrupted(store) == [] and list((store.root / "trash").iterdir()) == []
+    assert file_moves.interrupted(store) == [] and list((store.root / "trash").iterdir()) == []
 
 
 def test_a_follower_that_is_absent_is_skipped(store: SessionStore) -> None:
     (store.root / "titles/a").unlink()
-    moving.run(store, MOVE)
+    file_moves.run(store, MOVE)
     assert ours(store) == {k: v for k, v in AFTER.items() if k != "titles/b"}
 
 
 def cut_move(store: SessionStore, monkeypatch: pytest.MonkeyPatch, at: int) -> None:
     """Run MOVE with its `at`-th rename failing (an OSError: the journal stays, as after a crash)."""
-    real = moving.rename_durably
+    real = file_moves.rename_durably
     renames = 0
 
     def failing(src: Path, dst: Path) -> bool:
@@ -75,10 +75,10 @@ def cut_move(store: SessionStore, monkeypatch: pytest.MonkeyPatch, at: int) -> N
             raise OSError(28, "No space left on device")
         return real(src, dst)
 
-    monkeypatch.setattr(moving, "rename_durably", failing)
+    monkeypatch.setattr(file_moves, "rename_durably", failing)
     with pytest.raises(OSError):
-        moving.run(store, MOVE)
-    monkeypatch.setattr(moving, "rename_durably", real)
+        file_moves.run(store, MOVE)
+    monkeypatch.setattr(file_moves, "rename_durably", real)
 
 
 @pytest.mark.parametrize("cut", range(1, 6))
@@ -88,13 +88,13 @@ def test_a_move_cut_at_any_rename_is_finished_from_its_journal(
     cut_move(store, monkeypatch, cut)
     committed = cut > 3  # renames 1-2 stage the followers, 3 is the log (the commit point)
     assert orphans(store) == [], "a name has refs or a title but no log"
-    (found,) = moving.interrupted(store)
+    (found,) = file_moves.interrupted(store)
     assert found.what == "session rename a b"
-    said = moving.finish_involving(store, ["b"])
+    said = file_moves.finish_involving(store, ["b"])
     assert said == [f"{'finished' if committed else 'undid'} `session rename a b`, interrupted "
                     f"{'after' if committed else 'before'} its log moved"]  # fmt: skip
     assert ours(store) == (AFTER if committed else BEFORE)
-    assert moving.interrupted(store) == [] and list((store.root / "trash").iterdir()) == []
+    assert file_moves.interrupted(store) == [] and list((store.root / "trash").iterdir()) == []
 
 
 def test_a_destination_taken_meanwhile_keeps_both(
@@ -103,7 +103,7 @@ def test_a_destination_taken_meanwhile_keeps_both(
     cut_move(store, monkeypatch, 4)  # the log has moved, the refs are staged
     (store.root / "refs/checkpoints/b").mkdir(parents=True)  # a writer recreated b's ref from the log
     (store.root / "refs/checkpoints/b/1").write_bytes(b"ref\n")
-    assert moving.finish_involving(store, ["a"])
+    assert file_moves.finish_involving(store, ["a"])
     assert ours(store) == AFTER
     (aside,) = (store.root / "trash").iterdir()
     assert aside.name.startswith(".stale-checkpoints-a-") and (aside / "1").read_bytes() == b"ref\n"
@@ -117,7 +117,7 @@ def test_a_session_created_at_the_destination_after_the_crash_gets_nothing_of_th
     # session gets neither `a`'s refs nor its title.
     cut_move(store, monkeypatch, 3)
     (store.root / "logs/b.jsonl").write_bytes(b"another session\n")
-    assert moving.finish_involving(store, ["b"]) == [
+    assert file_moves.finish_involving(store, ["b"]) == [
         "undid `session rename a b`, interrupted before its log moved"
     ]
     assert ours(store) == {**BEFORE, "logs/b.jsonl": b"another session\n"}
@@ -125,8 +125,8 @@ def test_a_session_created_at_the_destination_after_the_crash_gets_nothing_of_th
 
 def test_a_move_of_other_names_is_left_alone(store: SessionStore, monkeypatch: pytest.MonkeyPatch) -> None:
     cut_move(store, monkeypatch, 1)
-    assert moving.finish_involving(store, ["c"]) == [] and len(moving.interrupted(store)) == 1
-    assert moving.finish_involving(store, ["a"]) and ours(store) == BEFORE
+    assert file_moves.finish_involving(store, ["c"]) == [] and len(file_moves.interrupted(store)) == 1
+    assert file_moves.finish_involving(store, ["a"]) and ours(store) == BEFORE
 
 
 ESCAPING = (
@@ -142,11 +142,11 @@ def test_a_journal_that_does_not_parse_is_named_and_nothing_is_moved(
     (store.root / "trash").mkdir()
     (store.root / "trash/.moving-0123.json").write_bytes(journal)
     before = snapshot(store.root)
-    (found,) = moving.interrupted(store)
+    (found,) = file_moves.interrupted(store)
     assert found.move is None and found.what == "the move journalled in trash/.moving-0123.json"
-    assert moving.finish_involving(store, ["a"]) == []  # no names to go by: left to a person
+    assert file_moves.finish_involving(store, ["a"]) == []  # no names to go by: left to a person
     with pytest.raises(SessionStoreError, match=r"trash/\.moving-0123\.json is not a move journal"):
-        moving.finish(store, found)
+        file_moves.finish(store, found)
     assert snapshot(store.root) == before
     report = store.fsck(repair=True)
     assert any("trash/.moving-0123.json is not a move journal" in p for p in report.problems)
@@ -160,4 +160,4 @@ def test_stray_temps_are_the_temp_files_in_trash_and_titles_only(store: SessionS
     (store.root / "trash/.tmp-dir").mkdir()
     (store.root / "trash/.tmp-link").symlink_to(tmp_path)
     (store.root / "trash/a.20260101T000000000000Z").mkdir()
-    assert sorted(moving.stray_temps(store)) == sorted(left)
+    assert sorted(file_moves.stray_temps(store)) == sorted(left)

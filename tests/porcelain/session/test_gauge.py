@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 
@@ -190,6 +191,7 @@ _COMMIT_FIELDS = st.fixed_dictionaries(
         "kind": st.sampled_from(["turn", "compaction", "import", "reset"]),
         "capacity": st.sampled_from([None, 8_000, 128_000, 200_000]),
         "measured": st.one_of(st.none(), st.integers(0, 400_000)),
+        "calibration": st.one_of(st.none(), st.floats(0.3, 5.0)),
     }
 )
 
@@ -209,13 +211,24 @@ def test_many_heads_read_as_each_alone(heads: list[dict | None], enabled: bool) 
             commits.append(None)
             continue
         extra = {k: h[k] for k in ("capacity", "measured") if h[k] is not None}
+        if h["calibration"] is not None:
+            extra |= {"model": "anthropic:claude-x", "calibration": {"anthropic:claude-x": h["calibration"]}}
         commits.append(
             Commit(id="0" * 64, parent=None, seq=1, kind=h["kind"], blob=None, count=1, tokens=h["tokens"],
                    usage=None, time="2026-01-01T00:00:00Z", extra=extra, session="s")
         )  # fmt: skip
     for commit, reading in zip(commits, commit_gauges(commits, conf), strict=True):
         window = window_for_capacity(commit.extra.get("capacity") if commit else None, conf)
-        used = commit.extra.get("measured", commit.tokens) if commit else 0
+        # DESIGN §6: the larger of the measured prefix and the estimate scaled by the factor (1.0-2.0)
+        factor = (
+            min(max(commit.extra["calibration"]["anthropic:claude-x"], 1.0), 2.0)
+            if commit and ("calibration" in commit.extra)
+            else 1.0
+        )
+        estimate = math.ceil(commit.tokens * factor) if commit else 0
+        measured = commit.extra.get("measured", -1) if commit else -1
+        used, figure = (measured, "measured") if measured >= estimate else (estimate, "estimate")
         lv = levels(window, conf)
-        alone = gauge(used, window, lv, fired=fired_tiers(commit, used, lv, conf), compaction_enabled=enabled)
+        fired = fired_tiers(commit, used, lv, conf)
+        alone = gauge(used, window, lv, fired=fired, compaction_enabled=enabled, figure=figure)
         assert reading == alone

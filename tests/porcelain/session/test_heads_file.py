@@ -3,6 +3,7 @@ part by part, and a damaged part reads as empty, never as an error."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import orjson
@@ -13,12 +14,16 @@ from hypothesis import strategies as st
 from sessionstore.plumbing.commits import make_line, parse_line
 from sessionstore.porcelain.session.heads_file import (
     MAGIC,
+    HeadRow,
     Snapshot,
     cached_head,
     commit_of,
     encode,
+    entries_of,
     head_fields,
     head_line,
+    row_of,
+    title_key,
 )
 
 JSON = st.recursive(
@@ -96,3 +101,24 @@ def test_a_cached_head_is_the_commit_and_needs_exactly_its_fields() -> None:
         commit_of({**fields, "extra_field": 1})
     with pytest.raises(KeyError):
         commit_of({k: v for k, v in fields.items() if k != "tokens"})
+
+
+def test_a_head_row_is_read_by_name_and_written_as_the_list_it_was() -> None:
+    row = HeadRow(10, 2, 3, 4, [5, 6], 1, "title", ["cells"], [3, "ab"])
+    snapshot = Snapshot(encode(None, "t", {"a": row}, [head_line(None)]))
+    assert snapshot.rows == {"a": list(row)} and row_of(snapshot.rows["a"]) == row
+    assert (row.refs, row.checkpoints, row.title, row.cells) == ([5, 6], 1, "title", ["cells"])
+    for malformed in (None, 5, "abc", [1, 2], [0] * 10):  # a miss, never an error
+        assert row_of(malformed) is None
+        assert entries_of({"a": list(row), "b": malformed}) == {"a": row} == entries_of({"a": list(row)})
+    log = SimpleNamespace(st_size=10, st_mtime_ns=2, st_ctime_ns=3, st_ino=4)  # a log's stat
+    assert row.same_log(log) and not row._replace(ctime_ns=9).same_log(log)
+
+
+def test_a_title_is_kept_while_the_bytes_it_came_from_are_the_logs_first() -> None:
+    row = HeadRow(0, 0, 0, 0, None, None, "Fix auth", None, title_key(b"hello world", 5))
+    assert row.kept_title(b"hello there") == "Fix auth"  # the log grew after its first 5 bytes
+    assert row.kept_title(b"HELLO world") is None and row.kept_title(b"hel") is None
+    assert row._replace(title_key=None).kept_title(b"hello") is None
+    assert row._replace(title_key="damaged").kept_title(b"hello") is None  # a miss, never an error
+    assert title_key(b"abc", 0) is None and title_key(b"abc", 4) is None  # from the whole log: not kept

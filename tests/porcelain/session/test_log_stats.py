@@ -1,6 +1,6 @@
-"""What a listing stats (porcelain/session/log_stats.py): logs in `sessions` order, refs keys, and the
-stamp of
-logs/ that changes with every change a listing must see and with nothing else."""
+"""What a listing stats (porcelain/session/log_stats.py): logs in `sessions` order, refs keys, the
+stamp of logs/ that changes with every change a listing must see and with nothing else, and the
+start of a log that holds its head."""
 
 from __future__ import annotations
 
@@ -9,7 +9,14 @@ import time
 from pathlib import Path
 
 from helpers.messages import tagged_turn
-from sessionstore.porcelain.session.log_stats import count_checkpoints, log_stats, refs_key, stamp
+from sessionstore.porcelain.session.log_stats import (
+    count_checkpoints,
+    head_in,
+    log_stats,
+    read_start,
+    refs_key,
+    stamp,
+)
 from sessionstore.porcelain.store import SessionStore
 
 
@@ -82,3 +89,16 @@ def test_the_stamp_moves_with_every_change_and_only_then(tmp_path: Path) -> None
     with open(store.refs.dir / "B" / "1", "rb"):  # reading changes nothing
         pass
     assert not moved()
+
+
+def test_a_short_logs_start_holds_its_verified_head(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    start, whole = read_start(store.logs_dir, "a")
+    assert whole and start == (store.logs_dir / "a.jsonl").read_bytes()
+    assert head_in(start, whole, "a") == store.log("a").head()
+    assert head_in(start, False, "a") is None  # not all of the log: its head is Log.head's to read
+    flipped = start[:-10] + bytes([start[-10] ^ 1]) + start[-9:]
+    assert head_in(flipped, True, "a") is None  # a line that does not verify: Log.head names it
+    (store.logs_dir / "fifo.jsonl").unlink(missing_ok=True)
+    os.mkfifo(store.logs_dir / "fifo.jsonl")
+    assert read_start(store.logs_dir, "fifo") == (b"", False) == read_start(store.logs_dir, "none")

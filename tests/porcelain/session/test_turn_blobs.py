@@ -1,6 +1,6 @@
 """A turn's blob on its way to disk (porcelain/session/turn_blobs.py): named before it lands, counted
-meanwhile,
-refused before anything is stored when it would not read back, never left in flight on an error."""
+meanwhile, refused before anything is stored when it would not read back, never left in flight on
+an error."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Bulk blob writes (porcelain/sharing/bulk_blobs.py): what a pull writes before the lines naming its
-blobs."""
+"""Bulk blob writes (porcelain/sharing/bulk_blobs.py): what a pull writes before the lines that name
+its blobs."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ from sessionstore.plumbing.commits import canonical
 from sessionstore.plumbing.git import Git, GitError
 from sessionstore.plumbing.names import is_valid_name
 from sessionstore.porcelain.sharing import pull as pulling
-from sessionstore.porcelain.sharing import remote_commits as landing
+from sessionstore.porcelain.sharing import remote_commits
 from sessionstore.porcelain.sharing.pull import divergence_name, pull
 from sessionstore.porcelain.sharing.push import (
     AHEAD,
@@ -469,7 +469,7 @@ def test_a_pull_leaves_a_refs_sessions_ref_another_process_moved_meanwhile(team,
     push(alice)
     work = bob.root.parent
     elsewhere = git(work, "rev-parse", "refs/sessions/fix-auth~1").strip()
-    real = landing.ensure_checkpoint_refs
+    real = remote_commits.ensure_checkpoint_refs
 
     def racing(store, name, commits=None):
         made = real(store, name, commits)
@@ -477,7 +477,7 @@ def test_a_pull_leaves_a_refs_sessions_ref_another_process_moved_meanwhile(team,
             git(work, "update-ref", "refs/sessions/fix-auth", elsewhere)
         return made
 
-    monkeypatch.setattr(landing, "ensure_checkpoint_refs", racing)
+    monkeypatch.setattr(remote_commits, "ensure_checkpoint_refs", racing)
     assert outcomes(pull(bob)) == {"fix-auth": (FAST_FORWARD, 1), "notes": (FAST_FORWARD, 1)}
     assert git(work, "rev-parse", "refs/sessions/fix-auth").strip() == elsewhere
     theirs = git(work, "rev-parse", "refs/remotes/origin/sessions/notes").strip()

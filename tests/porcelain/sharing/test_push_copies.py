@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.gitrepos import bare_remote, clone, git, isolate_git
+from helpers.gitrepos import apart_clones, bare_remote, clone, git, isolate_git
 from helpers.messages import tagged_turn
 from helpers.procs import spawn
 from sessionstore.porcelain.history.naming import rename
@@ -32,16 +32,8 @@ def statuses(outcomes) -> dict[str, str]:
 def apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, SessionStore, SessionStore]:
     """(remote, alice, bob): both clones added to `fix-auth` after sharing it, and alice pushed."""
     isolate_git(monkeypatch)
-    remote = tmp_path / "origin.git"
-    url = bare_remote(remote)
-    alice, bob = clone(tmp_path / "alice", url), clone(tmp_path / "bob", url)
-    alice.session("fix-auth").append(tagged_turn(0, 0))
-    push(alice)
-    pull(bob)
-    alice.session("fix-auth").append(tagged_turn(0, 1))
-    bob.session("fix-auth").append(tagged_turn(1, 0))
-    push(alice)
-    return remote, alice, bob
+    _, alice, bob = apart_clones(tmp_path, "fix-auth")
+    return tmp_path / "origin.git", alice, bob
 
 
 @pytest.fixture
@@ -95,7 +87,7 @@ def test_a_look_alike_name_a_renamed_copy_and_a_copy_with_commits_of_its_own_are
 
 def test_a_copy_a_killed_pull_left_short_is_still_left_out(diverged) -> None:
     """A pull killed during its append leaves the copy a prefix of the remote's log (the slow kill -9
-    test in test_pulling lands there at random): still the remote's data, so still not pushed."""
+    test in test_pull lands there at random): still the remote's data, so still not pushed."""
     remote, _, bob, copy = diverged
     path = bob.log(copy).path
     lines = path.read_bytes().splitlines(keepends=True)

@@ -1,7 +1,6 @@
-"""Landing pulled commits (porcelain/sharing/remote_commits.py) over real git: staged sessions land in
-bounded groups
-(one blob sync per group), each blob is read from git once per group, and a session refused while its
-group lands leaves the others pulled."""
+"""Pulled commits written (porcelain/sharing/remote_commits.py) over real git: staged sessions land in
+bounded groups (one blob sync per group), each blob is read from git once per group, and a session
+refused while its group lands leaves the others pulled."""
 
 from __future__ import annotations
 
@@ -12,7 +11,7 @@ import pytest
 from helpers.gitrepos import isolate_git, store_files, two_clones
 from helpers.messages import tagged_turn
 from sessionstore.plumbing.git import CatFile
-from sessionstore.porcelain.sharing import remote_commits as landing
+from sessionstore.porcelain.sharing import remote_commits
 from sessionstore.porcelain.sharing.pull import pull
 from sessionstore.porcelain.sharing.push import FAST_FORWARD, NEW, REJECTED, push
 
@@ -28,7 +27,7 @@ def test_a_pull_lands_in_groups_and_reads_each_blob_once(
         alice.session(name).append(tagged_turn(0, 1))
     alice.fork("s00", "s00-fork")
     push(alice)
-    monkeypatch.setattr(landing.Group, "MAX_SESSIONS", 3)
+    monkeypatch.setattr(remote_commits.Group, "MAX_SESSIONS", 3)
     asked: list[str] = []
     real = CatFile.read
 
@@ -38,7 +37,7 @@ def test_a_pull_lands_in_groups_and_reads_each_blob_once(
 
     monkeypatch.setattr(CatFile, "read", read)
     landed = []
-    real_land = landing.land
+    real_land = remote_commits.land
 
     def counting_land(store, group, *rest):  # type: ignore[no-untyped-def]
         landed.append(len(group.staged))
@@ -67,13 +66,13 @@ def test_a_session_that_moved_while_its_group_landed_is_refused_alone(
     for name in names:
         alice.session(name).append(tagged_turn(0, 1))
     push(alice)
-    real = landing.write_objects
+    real = remote_commits.write_objects
 
     def meanwhile(store, blobs, paths=None):  # type: ignore[no-untyped-def]
         real(store, blobs, paths)
         bob.session("s01").append(tagged_turn(1, 0))  # a writer gets in between stage and land
 
-    monkeypatch.setattr(landing, "write_objects", meanwhile)
+    monkeypatch.setattr(remote_commits, "write_objects", meanwhile)
     found = {o.name: o for o in pull(bob)}
     assert found["s01"].status == REJECTED and "changed while pulling" in found["s01"].detail
     assert {n: o.commits for n, o in found.items() if n != "s01"} == dict.fromkeys(["s00", "s02", "s03"], 1)

@@ -1,6 +1,6 @@
-"""The secret scan of what `session push` sends (porcelain/sharing/secret_scan.py), over real git: a bare
-remote
-over file:// and a clone of it. Blobs are JSON, so the scan must see the text their strings hold."""
+"""The secret scan of what `session push` sends (porcelain/sharing/secret_scan.py), over real git: a
+bare remote over file:// and a clone of it. Blobs are JSON, so the scan must see the text their
+strings hold."""
 
 from __future__ import annotations
 

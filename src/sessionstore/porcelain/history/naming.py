@@ -13,7 +13,7 @@ Beside DESIGN §2's layout this module keeps two directories of its own:
 
 Atomicity. Moving the log file is the commit point of each operation (one `rename(2)`, directory
 fsynced): before it, the session is where it was; after it, where it goes. Refs and title go with it
-as one journalled move (`moving`): a kill -9 at any instant leaves no name with refs or a title but no
+as one journalled move (`file_moves`): a kill -9 at any instant leaves no name with refs or a title but no
 log, and the next naming command on those names (or `session fsck --repair`) finishes the move from
 its journal. `rename` holds both sessions' locks (in name order, so two renames cannot deadlock);
 `rm` and `rm --undo` hold the session's.
@@ -31,10 +31,11 @@ from typing import TYPE_CHECKING
 import orjson
 
 from sessionstore.errors import SessionStoreError
+from sessionstore.formats.injected import injected
 from sessionstore.plumbing.fsutil import atomic_replace, fsync_dir
 from sessionstore.plumbing.names import check_name
 from sessionstore.porcelain.history.lookup import conversation_of
-from sessionstore.porcelain.session import file_moves as moving
+from sessionstore.porcelain.session import file_moves
 
 if TYPE_CHECKING:
     from sessionstore.porcelain.session.layout import StoreLayout as SessionStore
@@ -60,8 +61,8 @@ _USER_PROMPT = b'"user-prompt"'
 """On every blob line that holds a user prompt (the part's `part_kind`, as JSON writes it)."""
 
 
-_titles = moving.titles_dir
-_trash = moving.trash_dir
+_titles = file_moves.titles_dir
+_trash = file_moves.trash_dir
 
 
 # --- titles -----------------------------------------------------------------------------------------
@@ -92,8 +93,8 @@ def request_text(text: str) -> str | None:
         return f"{command} {args['args'].strip()}".strip() if args else command
     if (cut := text.find(_CODEX_REQUEST)) >= 0:
         text = text[cut + len(_CODEX_REQUEST) :]
-    if not text.strip() or _NOT_A_REQUEST.match(text):
-        return None
+    if not text.strip() or _NOT_A_REQUEST.match(text) or injected(text) is not None:
+        return None  # the harness talking, or the context it injected (an AGENTS.md, the sandbox)
     return text
 
 
@@ -203,7 +204,10 @@ def title(store: SessionStore, name: str) -> str:
 
 
 def titled(store: SessionStore) -> frozenset[str]:
-    """Names of the sessions that have a set title (one listing: `session list` asks once)."""
+    """Names of the sessions that have a set title (one listing: `session list` asks once); none on
+    object storage, where titles are not kept yet."""
+    if store.on_object_storage:
+        return frozenset()
     try:
         return frozenset(os.listdir(_titles(store)))
     except (FileNotFoundError, NotADirectoryError):
@@ -212,7 +216,7 @@ def titled(store: SessionStore) -> frozenset[str]:
 
 def set_title(store: SessionStore, name: str, text: str | None) -> None:
     """Set (or, with None or '', clear) the title of existing session `name`; durable."""
-    moving.finish_involving(store, [name])  # a title a crash left staged is put in place first
+    file_moves.finish_involving(store, [name])  # a title a crash left staged is put in place first
     _existing(store, name)
     path = _titles(store) / name
     clean = " ".join((text or "").split())
@@ -257,13 +261,13 @@ def _clear_the_way(store: SessionStore, name: str) -> None:
     """Set aside refs or a title at `name` that have no log there (never valid: an older crash, or a
     hand edit), so a session arriving at `name` cannot inherit them; kept in the trash, not deleted."""
     if not store.exists(name):
-        moving.set_aside(store, store.refs.dir / name, f"refs-{name}")
-        moving.set_aside(store, _titles(store) / name, f"title-{name}")
+        file_moves.set_aside(store, store.refs.dir / name, f"refs-{name}")
+        file_moves.set_aside(store, _titles(store) / name, f"title-{name}")
 
 
 def remove(store: SessionStore, name: str) -> Removed:
     """Move session `name`'s log, checkpoint refs and title to the trash (see the module docstring)."""
-    moving.finish_involving(store, [name])
+    file_moves.finish_involving(store, [name])
     _existing(store, name)
     stamp = datetime.now(UTC).strftime(STAMP)
     entry = _trash(store) / f"{name}.{stamp}"
@@ -272,7 +276,7 @@ def remove(store: SessionStore, name: str) -> Removed:
         log = _relative(store, store.log(name).path)
         refs, title_file = _followers(store, name)
         into = _relative(store, entry)
-        moving.run(store, moving.Move(
+        file_moves.run(store, file_moves.Move(
             what=f"session rm {name}", locks=(name,), log=(log, f"{into}/log.jsonl"),
             followers=((refs, f"{into}/refs"), (title_file, f"{into}/title")), made=into,
         ))  # fmt: skip
@@ -317,7 +321,7 @@ def purge_removed(store: SessionStore, entries: list[Removed]) -> list[str]:
 
     # An interrupted move may still need an entry (its log, or where its followers go): kept until
     # `fsck --repair` or the next naming command finishes that move.
-    busy = {path for found in moving.interrupted(store) if found.move for path in found.move.paths()}
+    busy = {path for found in file_moves.interrupted(store) if found.move for path in found.move.paths()}
     out = []
     for entry in entries:
         if entry.path.parent == _trash(store) and entry.path.is_dir() and not entry.path.is_symlink():
@@ -335,7 +339,7 @@ def undo_remove(store: SessionStore, name: str) -> Removed:
     """Put back the newest trash entry of `name`; refused if a session has that name again or if gc
     has already removed blobs it needs (nothing changes then)."""
     check_name(name)
-    moving.finish_involving(store, [name])
+    file_moves.finish_involving(store, [name])
     entries = [e for e in removed(store, name) if (e.path / "log.jsonl").exists()]
     if not entries:
         raise SessionStoreError(f"no removed session {name!r} to restore: `session rm --list` shows them")
@@ -357,7 +361,7 @@ def undo_remove(store: SessionStore, name: str) -> Removed:
         _clear_the_way(store, name)
         refs, title_file = _followers(store, name)
         came = _relative(store, entry.path)
-        moving.run(store, moving.Move(
+        file_moves.run(store, file_moves.Move(
             what=f"session rm --undo {name}", locks=(name,),
             log=(f"{came}/log.jsonl", _relative(store, store.log(name).path)),
             followers=((f"{came}/refs", refs), (f"{came}/title", title_file)), emptied=came,
@@ -370,7 +374,7 @@ def undo_remove(store: SessionStore, name: str) -> Removed:
 
 def rename(store: SessionStore, old: str, new: str) -> None:
     """Rename session `old` to `new`, with its checkpoint refs and title (both locks held)."""
-    moving.finish_involving(store, [old, new])
+    file_moves.finish_involving(store, [old, new])
     _existing(store, old)
     check_name(new)
     if old == new:
@@ -388,6 +392,7 @@ def rename(store: SessionStore, old: str, new: str) -> None:
         _clear_the_way(store, new)
         log = (_relative(store, store.log(old).path), _relative(store, store.log(new).path))
         pairs = tuple(zip(_followers(store, old), _followers(store, new), strict=True))
-        moving.run(
-            store, moving.Move(what=f"session rename {old} {new}", locks=(old, new), log=log, followers=pairs)
+        file_moves.run(
+            store,
+            file_moves.Move(what=f"session rename {old} {new}", locks=(old, new), log=log, followers=pairs),
         )

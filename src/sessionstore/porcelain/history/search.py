@@ -2,11 +2,8 @@
 
 Blobs are JSONL of pydantic-ai messages, so a message is one line and `orjson` turns it into plain
 dicts: no pydantic-ai import and no validation on this path (it measured well above the 50 MB/s goal
-of issue 15; see benchmarks/bench_search.py). What is searched, per message part:
-
-- user prompts, assistant text, thinking and system prompts (`content`),
-- tool calls: the tool's arguments as JSON text (`args`),
-- tool returns and retries: their output (`content`, as JSON text when it is not a string).
+of issue 15; see benchmarks/bench_search.py). What is searched is each part's text as
+`session.message_text.part_texts` gives it (prompts, answers, thinking, tool arguments and output).
 
 Speed: before parsing a line, a literal every match must contain (`required_literal`) is looked for
 in its raw bytes; a line without it cannot match and is skipped unparsed. That is exact because
@@ -29,37 +26,15 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from sessionstore.errors import SessionStoreError
+from sessionstore.porcelain.history.user_regex import compile_user_regex
+from sessionstore.porcelain.session.log_blobs import blob_origins
+from sessionstore.porcelain.session.message_text import ROLES, PartText, part_texts
 
 if TYPE_CHECKING:
     from sessionstore.porcelain.session.layout import StoreLayout as SessionStore
 
-ROLES = ("user", "assistant", "tool", "system", "summary")
 CONTEXT_CHARS = 40
 """Characters of context shown either side of a match."""
-
-_ROLE_OF_KIND = {
-    "user-prompt": "user",
-    "system-prompt": "system",
-    "text": "assistant",
-    "thinking": "assistant",
-    "tool-call": "assistant",
-    "builtin-tool-call": "assistant",
-    "tool-return": "tool",
-    "builtin-tool-return": "tool",
-    "retry-prompt": "tool",
-    "retry-feedback": "system",
-    "compaction": "summary",
-}
-
-
-@dataclass(frozen=True)
-class PartText:
-    """One searchable piece of a message: who said it, the tool it concerns (if any), the text."""
-
-    role: str
-    kind: str
-    tool: str | None
-    text: str
 
 
 @dataclass(frozen=True)
@@ -91,46 +66,9 @@ class Hit:
         }
 
 
-def _as_text(value: Any) -> str:
-    """Searchable text of a content or argument value: strings as they are (never JSON-escaped, so a
-    quote or a newline matches itself), mappings as `key: value` lines, media as `[kind: url]`."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "\n".join(_as_text(v) for v in value)
-    if isinstance(value, dict):
-        if isinstance(value.get("kind"), str) and "url" in value:
-            return f"[{value['kind']}: {value['url']}]"  # media: its kind and where, never its bytes
-        return "\n".join(f"{k}: {_as_text(v)}" for k, v in value.items())
-    return "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
-
-
-def part_texts(message: dict[str, Any]) -> Iterator[PartText]:
-    """The searchable parts of one message as stored (a dict from the blob's JSON line).
-
-    Part kinds are told apart by their `part_kind` string, so a kind a later pydantic-ai adds is
-    searched by its content rather than failing.
-    """
-    instructions = message.get("instructions")
-    if isinstance(instructions, str) and instructions:
-        yield PartText("system", "instructions", None, instructions)
-    for part in message.get("parts") or ():
-        if not isinstance(part, dict):
-            continue
-        kind = part.get("part_kind", "")
-        role = _ROLE_OF_KIND.get(kind) or ("assistant" if message.get("kind") == "response" else "user")
-        tool = part.get("tool_name") if isinstance(part.get("tool_name"), str) else None
-        if kind in ("tool-call", "builtin-tool-call"):
-            args = part.get("args")
-            yield PartText(role, kind, tool, args if isinstance(args, str) else _as_text(args or {}))
-        else:
-            content = part.get("content")
-            if content is not None:
-                yield PartText(role, kind, tool, _as_text(content))
-
-
 _META = frozenset(".^$*+?{}[]()|\\")
 _OPTIONAL = frozenset("*?{")
+_REPEAT = re.compile(r"\{\d*(?:,\d*)?\}")
 _UNSAFE = frozenset('"\\') | {chr(c) for c in range(32)}
 """Characters JSON writes escaped: a literal holding one is not searched for in the raw bytes."""
 
@@ -170,6 +108,10 @@ def required_literal(pattern: str) -> str:
             else:
                 keep(literal, after)
             continue
+        if ch == "{" and (repeat := _REPEAT.match(pattern, i)):  # `{3}` repeats; its digits are no text
+            cut()
+            i = repeat.end()
+            continue
         if ch in "([":
             cut()
             if ch == "[":  # skip the class: any one of its characters, none required
@@ -194,28 +136,37 @@ def required_literal(pattern: str) -> str:
 class Query:
     """What to look for: a compiled regex and the filters of `session search`."""
 
-    pattern: re.Pattern[str]
+    pattern: Any
+    """The compiled regex (`user_regex.compile_user_regex`): RE2's, or `re`'s when `backtracking`."""
     role: str | None = None
     tool: str | None = None
     literal: bytes = b""
     """A byte string every matching line's raw JSON contains (see `required_literal`); b'' for none."""
+    ignore_case: bool = False
+    backtracking: bool = False
+    """The pattern runs on Python's `re` (`--pcre`): search under `user_regex.time_limit`."""
 
     @classmethod
     def compile(
-        cls, pattern: str, *, role: str | None = None, tool: str | None = None, ignore_case: bool = False
+        cls,
+        pattern: str,
+        *,
+        role: str | None = None,
+        tool: str | None = None,
+        ignore_case: bool = False,
+        backtracking: bool = False,
     ) -> Query:
-        """Refuses a pattern that is not a valid regex with one line naming the problem."""
-        try:
-            compiled = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
-        except re.error as err:
-            raise SessionStoreError(f"invalid pattern {pattern!r}: {err}; escape special characters") from err
+        """Refuses, with one line naming the problem, a pattern that is not a valid regex and (unless
+        `backtracking`) one needing what the linear-time engine lacks (`user_regex`)."""
+        compiled = compile_user_regex(pattern, ignore_case=ignore_case, backtracking=backtracking)
+        backtracking = isinstance(compiled, re.Pattern)
         if role is not None and role not in ROLES:
             raise SessionStoreError(f"unknown role {role!r}: use one of {', '.join(ROLES)}")
         literal = required_literal(pattern)
         if ignore_case:  # lower-cased ASCII only, without the letters a non-ASCII one folds to
             pieces = re.split(r"[kKsSiI]", literal) if literal.isascii() else []  # K (Kelvin), ſ, İ, ı
             literal = max(pieces, key=len, default="").lower()
-        return cls(compiled, role, tool, literal.encode())
+        return cls(compiled, role, tool, literal.encode(), ignore_case, backtracking)
 
     def wants(self, part: PartText) -> bool:
         if self.role is not None and part.role != self.role:
@@ -223,7 +174,7 @@ class Query:
         return self.tool is None or part.tool == self.tool
 
 
-def _snippet(text: str, m: re.Match[str]) -> tuple[str, str, str]:
+def _snippet(text: str, m: Any) -> tuple[str, str, str]:
     start, end = m.span()
     before = text[max(0, start - CONTEXT_CHARS) : start]
     after = text[end : end + CONTEXT_CHARS]
@@ -249,10 +200,10 @@ def _candidate_lines(data: bytes, literal: bytes, folded: bool) -> Iterator[byte
         pos = haystack.find(literal, end)
 
 
-def search_blob(data: bytes, query: Query) -> Iterator[tuple[PartText, re.Match[str]]]:
+def search_blob(data: bytes, query: Query) -> Iterator[tuple[PartText, Any]]:
     """Every match in one blob's messages, in order (the first match per part)."""
     search = query.pattern.search
-    folded = bool(query.literal) and bool(query.pattern.flags & re.IGNORECASE)
+    folded = bool(query.literal) and query.ignore_case
     for line in _candidate_lines(data, query.literal, folded):
         try:
             message = orjson.loads(line)
@@ -265,31 +216,12 @@ def search_blob(data: bytes, query: Query) -> Iterator[tuple[PartText, re.Match[
                 yield part, m
 
 
-def _blob_origins(store: SessionStore, name: str, all_history: bool) -> list[tuple[str, Any]]:
-    """(blob id, commit that first stored it) for the blobs to search in session `name`, in order."""
-    commits, _ = store.log(name).scan(since_reset=False)
-    if not commits:
-        return []
-    first: dict[str, Any] = {}
-    for commit in commits:
-        for blob in ([commit.blob] if commit.blob else []) + commit.blobs:
-            first.setdefault(blob, commit)
-    if all_history:
-        return list(first.items())
-    from sessionstore.porcelain.session.writer import (
-        state_at,
-    )  # lazily: `session list` titles sessions with `part_texts` alone
-
-    blobs, _ = state_at(store, commits[-1])
-    return [(blob, first[blob]) for blob in dict.fromkeys(blobs)]
-
-
 def search(
     store: SessionStore, query: Query, names: Iterable[str] | None = None, *, all_history: bool = False
 ) -> Iterator[Hit]:
     """Hits in sessions `names` (default: every session), session by session, oldest message first."""
     for name in names if names is not None else store.sessions():
-        for blob, commit in _blob_origins(store, name, all_history):
+        for blob, commit in blob_origins(store, name, all_history=all_history):
             data = store.objects.read(blob)
             for part, m in search_blob(data, query):
                 before, match, after = _snippet(part.text, m)

@@ -1,13 +1,12 @@
 """Re-importing a transcript that grew: append only its new turns when the stored session is its prefix.
 
-An import writes one commit per transcript step (porcelain/importing/new_session.py): an `import` commit whose
-blob is the step's messages, or a `compaction` commit (`source: import`) whose one blob is the
-compaction's state. So a stored session is a prefix of a transcript exactly when its log holds only
-such commits and the i-th commit's blob holds the messages of the transcript's i-th step. Messages
-are compared as stored JSON without their `timestamp` fields: a format that carries no times (OpenAI
-chat messages) is stamped at import, so the same message imported twice differs only there. Then
-the steps after it
-are the new turns. Anything else (the session was continued as an agent session, checked out,
+An import writes one commit per transcript step (porcelain/importing/new_session.py): an `import` commit
+whose blob is the step's messages, or a `compaction` commit (`source: import`) whose one blob is the
+compaction's state. So a stored session is a prefix of a transcript exactly when its log holds only such
+commits and the i-th commit's blob holds the messages of the transcript's i-th step. Messages are
+compared as stored JSON without their `timestamp` fields: a format that carries no times (OpenAI chat
+messages) is stamped at import, so the same message imported twice differs only there. Then the steps
+after it are the new turns. Anything else (the session was continued as an agent session, checked out,
 compacted by us, or the transcript was edited) is no prefix, and nothing is written.
 
 The stored side is read from the blobs with orjson; pydantic-ai is used (through the codec) only to

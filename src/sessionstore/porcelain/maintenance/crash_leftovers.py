@@ -2,13 +2,13 @@
 
 - **Temp files** (`.tmp-*`) of writes killed mid-way: a checkpoint ref's in
   `refs/checkpoints/<session>/` (written, fsynced, then linked into place: `RefStore.stray_temps`), a
-  title's in `titles/` and a move journal's in `trash/` (`moving.stray_temps`). None is ever read. fsck
+  title's in `titles/` and a move journal's in `trash/` (`file_moves.stray_temps`). None is ever read. fsck
   mentions them in a note, not a problem; gc deletes those older than its grace period, the rule it
   applies to blobs. Every writer of them holds a session lock, which holds the writers' side of the gc
   lock, so while gc runs (writers held off) none is in use, even at grace 0. (`objects/`' own temp
   files are the object store's: `ObjectStore.stray_temps`.)
 - **Interrupted moves**: a `session rm`, `rm --undo` or `rename` a crash cut between its renames
-  (`moving`): fsck names each, `--repair` finishes it from its journal.
+  (`file_moves`): fsck names each, `--repair` finishes it from its journal.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from sessionstore.errors import SessionStoreError
 from sessionstore.plumbing.fsutil import fsync_dir
-from sessionstore.porcelain.session import file_moves as moving
+from sessionstore.porcelain.session import file_moves
 
 if TYPE_CHECKING:
     from sessionstore.porcelain.session.layout import StoreLayout as SessionStore
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 def leftover_temps(store: SessionStore) -> list[Path]:
     """Every leftover temp file outside `objects/` (see above): regular files only, none reached
     through a symlinked directory, so whatever a caller deletes from this list is inside the store."""
-    return [*store.refs.stray_temps(), *moving.stray_temps(store)]
+    return [*store.refs.stray_temps(), *file_moves.stray_temps(store)]
 
 
 def temps_note(store: SessionStore) -> str | None:
@@ -69,15 +69,15 @@ def prune_temps(store: SessionStore, cutoff: float, *, dry_run: bool) -> tuple[l
 def check_moves(store: SessionStore, repair: bool, problems: list[str], repaired: list[str]) -> None:
     """fsck's part for interrupted moves: one problem each, or with `repair` each finished (a line in
     `repaired`; one it cannot finish stays a problem, naming where its files wait)."""
-    for found in moving.interrupted(store):
+    for found in file_moves.interrupted(store):
         if not repair:
             problems.append(
-                f"`{found.what}` was interrupted (its journal is {moving.TRASH}/{found.journal.name}); "
+                f"`{found.what}` was interrupted (its journal is {file_moves.TRASH}/{found.journal.name}); "
                 "`session fsck --repair` finishes it"
             )
             continue
         try:
-            if said := moving.finish(store, found):
+            if said := file_moves.finish(store, found):
                 repaired.append(said)
         except SessionStoreError as err:
             problems.append(str(err))

@@ -13,6 +13,7 @@ data (`resolve_window`), capped by `context_window_tokens`, so the gauge and the
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -21,11 +22,13 @@ from sessionstore.accounting.thresholds import (
     TIER_MICRO,
     Levels,
     levels,
+    model_of,
     next_tier,
     over_threshold,
     resolve_window,
     window_for_capacity,
 )
+from sessionstore.accounting.tokens import estimate_message
 from sessionstore.compaction.events import (
     CompactionEvent,
     ContextCompacted,
@@ -35,7 +38,7 @@ from sessionstore.compaction.events import (
 from sessionstore.compaction.micro import MicroResult, MicroState, microcompact
 from sessionstore.errors import CompactionError, CorruptLogError, SessionStoreError
 from sessionstore.plumbing import codec
-from sessionstore.porcelain.session.writer import Lockstep, model_of
+from sessionstore.porcelain.session.writer import Lockstep
 from sessionstore.summary.skeleton import is_summary_request
 
 if TYPE_CHECKING:
@@ -113,6 +116,26 @@ def micro_state(session: Lockstep, level: int, state: MicroState | None) -> Micr
     return state
 
 
+def with_notes(messages: list[ModelMessage], sizes: list[int], notes: list[str]) -> tuple[list, list[int]]:
+    """`messages` with `notes` at the end of the summary it starts with, each once (a summary built
+    on an earlier one may carry a note along: it is moved to the end, not repeated), and the
+    summary's size re-estimated; unchanged without notes or without a summary."""
+    if not notes or not messages or summary_text(messages[0]) is None:
+        return messages, sizes
+    first = messages[0]
+    parts = list(first.parts)
+    i = next(i for i, p in enumerate(parts) if p.part_kind == "compaction" and p.content)
+    body = parts[i].content
+    for note in notes:
+        body = body.replace(note, "")
+    content = "\n\n".join([body.rstrip(), *notes])
+    if content == parts[i].content:
+        return messages, sizes
+    parts[i] = dataclasses.replace(parts[i], content=content)
+    summary = dataclasses.replace(first, parts=parts)
+    return [summary, *messages[1:]], [estimate_message(summary), *sizes[1:]]
+
+
 def _persist(session: Lockstep, result: FullResult, tier: int, focus: str | None) -> Commit:
     extra: dict[str, Any] = {
         "tokens_before": result.tokens_before,
@@ -120,7 +143,8 @@ def _persist(session: Lockstep, result: FullResult, tier: int, focus: str | None
     }
     if focus:
         extra["focus"] = focus
-    return session.commit_checkpoint(result.messages, tier=tier, sizes=result.sizes, extra=extra)
+    messages, sizes = with_notes(result.messages, result.sizes, session.summary_notes)
+    return session.commit_checkpoint(messages, tier=tier, sizes=sizes, extra=extra)
 
 
 def _event(kind: type[CompactionEvent], before: tuple[int, int], commit: Commit) -> CompactionEvent:

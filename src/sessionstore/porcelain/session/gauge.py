@@ -14,6 +14,8 @@ import math
 from collections.abc import Sequence
 from typing import Any, Literal, NamedTuple
 
+from sessionstore.accounting.calibration import FIELD as CALIBRATION_FIELD
+from sessionstore.accounting.calibration import Calibration, scale
 from sessionstore.accounting.settings import Settings
 from sessionstore.accounting.thresholds import Levels, levels, over_threshold, window_for_capacity
 from sessionstore.plumbing.commits import Commit
@@ -27,6 +29,7 @@ __all__ = [
     "format_gauge",
     "format_tokens",
     "gauge",
+    "line_reading",
 ]
 
 GLYPHS = ("○", "◔", "◑", "◕", "●")
@@ -60,6 +63,9 @@ class Gauge(NamedTuple):
     """The tiers ("micro", "full") that really fired on the session's current state (`fired_tiers`);
     None when the reading has no session state to ask."""
     compaction_enabled: bool = True
+    figure: Literal["measured", "estimate"] | None = None
+    """Which figure `used` is (DESIGN §6: the larger of the two decides): the provider-"measured"
+    prefix, or the calibrated local "estimate"; None when the reading does not say."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -72,6 +78,7 @@ class Gauge(NamedTuple):
             "band": self.band,
             "next_level": self.next_level,
             "tokens_left": self.tokens_left,
+            "figure": self.figure,
         }
 
 
@@ -82,13 +89,15 @@ def gauge(
     *,
     fired: frozenset[str] | None = None,
     compaction_enabled: bool = True,
+    figure: Literal["measured", "estimate"] | None = None,
 ) -> Gauge:
     """Read the gauge for `used` tokens of `window`: green, yellow past micro, red past full.
-    `fired` (from `fired_tiers`) says which exceeded levels really fired; see the module docstring."""
+    `fired` (from `fired_tiers`) says which exceeded levels really fired; see the module docstring.
+    `figure` names what `used` is (the measured prefix or the calibrated estimate), shown after it."""
     if window <= 0:
         raise ValueError(f"window must be a positive number of tokens, not {window!r}")
     if used is None:
-        return Gauge(None, window, levels, "?", None, None, None, None, fired, compaction_enabled)
+        return Gauge(None, window, levels, "?", None, None, None, None, fired, compaction_enabled, figure)
     if used < 0:
         used = 0
     fill = used / window
@@ -116,6 +125,7 @@ def gauge(
         left if left > 0 else 0,
         fired,
         compaction_enabled,
+        figure,
     )
 
 
@@ -144,13 +154,15 @@ def _level_text(g: Gauge, name: Literal["micro", "full"], level: int) -> str:
 
 
 def format_gauge(g: Gauge, *, color: bool) -> str:
-    """One line, e.g. `◕ 71% of 200k · micro at 60% (fired) · full in 18,400 tok`."""
+    """One line, e.g. `◕ 71% of 200k measured · micro at 60% (fired) · full in 18,400 tok`: the
+    figure (`measured` or `estimate`) follows the window when the reading names it."""
     head = "?" if g.used is None else f"{g.glyph} {g.percent}%"
     if color and g.band is not None:
         head = f"{_ANSI[g.band]}{head}{_RESET}"
+    figure = f" {g.figure}" if g.figure and g.used is not None else ""
     return " · ".join(
         [
-            f"{head} of {format_tokens(g.window)}",
+            f"{head} of {format_tokens(g.window)}{figure}",
             _level_text(g, "micro", g.levels.micro),
             _level_text(g, "full", g.levels.full),
         ]
@@ -179,12 +191,31 @@ _FIRED = {
 """`fired_tiers`' four possible answers, made once (a listing asks once per session)."""
 
 
+def line_reading(commit: Commit) -> tuple[int, Literal["measured", "estimate"]]:
+    """What the triggers would decide on at `commit`, from its line alone (DESIGN §6): the larger of
+    the measured prefix the line records and its local estimate scaled by the model's calibration,
+    and which of the two that is."""
+    extra = commit.extra
+    used = commit.tokens
+    if extra.get(CALIBRATION_FIELD):
+        model = extra.get("model")
+        used = scale(
+            used, Calibration.of_line(extra).decision_factor(model if isinstance(model, str) else None)
+        )
+    measured = extra.get("measured")
+    if isinstance(measured, int) and measured >= used:
+        return measured, "measured"
+    return used, "estimate"
+
+
 def commit_gauge(commit: Commit | None, settings: Settings) -> Gauge:
     """The gauge of a session at `commit`, from its log line alone (no messages, no pydantic-ai).
 
-    Turns record the model's known `capacity` and the `measured` prefix; the window is that capacity
-    capped by `context_window_tokens`, exactly as the triggers resolve it. After a reset point (no
-    measurement yet) the local estimate stands in, as it does for the triggers.
+    Turns record the model's known `capacity`, the `measured` prefix and the model's `calibration`;
+    the window is that capacity capped by `context_window_tokens`, exactly as the triggers resolve
+    it, and the reading is the larger of the measured prefix and the calibrated local estimate, as
+    the triggers decide (DESIGN §6), named by `figure`. After a reset point (no measurement yet) the
+    calibrated local estimate stands in, as it does for the triggers.
     """
     return commit_gauges([commit], settings)[0]
 
@@ -194,25 +225,24 @@ def commit_gauges(commits: Sequence[Commit | None], settings: Settings) -> list[
     and the reading once per distinct (window, used, compaction or not): sessions at the same state
     share one immutable `Gauge`."""
     by_window: dict[int, Levels] = {}
-    readings: dict[tuple[int, int, bool], Gauge] = {}
+    readings: dict[tuple[int, int, bool, str], Gauge] = {}
     enabled = settings.compaction_enabled
     out = []
     for commit in commits:
         if commit is None:
-            window, used, compacted = window_for_capacity(None, settings), 0, False
+            window, used, figure, compacted = window_for_capacity(None, settings), 0, "estimate", False
         else:
-            extra = commit.extra
-            window = window_for_capacity(extra.get("capacity"), settings)
-            used = extra.get("measured", commit.tokens)
+            window = window_for_capacity(commit.extra.get("capacity"), settings)
+            used, figure = line_reading(commit)
             compacted = commit.kind == "compaction"
-        known = readings.get((window, used, compacted))
+        known = readings.get((window, used, compacted, figure))
         if known is None:
             lv = by_window.get(window)
             if lv is None:
                 lv = by_window[window] = levels(window, settings)
             fired = fired_tiers(commit, used, lv, settings)
-            known = readings[window, used, compacted] = gauge(
-                used, window, lv, fired=fired, compaction_enabled=enabled
+            known = readings[window, used, compacted, figure] = gauge(
+                used, window, lv, fired=fired, compaction_enabled=enabled, figure=figure
             )
         out.append(known)
     return out

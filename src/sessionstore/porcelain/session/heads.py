@@ -9,9 +9,7 @@ caller's precomputed cells per session (the CLI's rendered columns) instead of t
 
 from __future__ import annotations
 
-import hashlib
 import os
-import stat
 import time
 from collections.abc import Callable
 from contextlib import suppress
@@ -19,18 +17,29 @@ from typing import Any
 
 from sessionstore.errors import SessionStoreError
 from sessionstore.plumbing.collector import paused_gc
-from sessionstore.plumbing.commits import Commit, parse_line
+from sessionstore.plumbing.commits import Commit
 from sessionstore.plumbing.fsutil import atomic_replace, check_store_dir, fsync_dir, read_regular
 from sessionstore.porcelain.session.heads_file import (
-    ENTRY_ERRORS,
     HEADS_FILE,
+    HeadRow,
     Snapshot,
     cached_head,
     encode,
+    entries_of,
     head_line,
+    row_of,
+    title_key,
 )
 from sessionstore.porcelain.session.layout import SessionInfo, StoreLayout
-from sessionstore.porcelain.session.log_stats import count_checkpoints, log_stats, ref_dirs, refs_key, stamp
+from sessionstore.porcelain.session.log_stats import (
+    count_checkpoints,
+    head_in,
+    log_stats,
+    read_start,
+    ref_dirs,
+    refs_key,
+    stamp,
+)
 
 Derive = Callable[[StoreLayout, str], str]
 Titler = Callable[[StoreLayout, str, bytes, bool], "tuple[str, int] | None"]
@@ -91,11 +100,13 @@ class HeadsCache:
 
     # -- the file -----------------------------------------------------------------------------------
 
-    def load(self) -> dict[str, list[Any]]:
-        """The cached rows by name, or {} when the file is missing, damaged (in any part) or not in
+    def load(self) -> dict[str, HeadRow]:
+        """The cached entries by name, or {} when the file is missing, damaged (in any part) or not in
         this format."""
         snapshot = self._read()
-        return snapshot.rows if snapshot.heads() is not None else {}
+        if snapshot.heads() is None:
+            return {}
+        return entries_of(snapshot.rows)
 
     def _read(self) -> Snapshot:
         with suppress(OSError, SessionStoreError):
@@ -103,7 +114,7 @@ class HeadsCache:
             return Snapshot(read_regular(self.path, what=str(HEADS_FILE)))
         return Snapshot(b"")
 
-    def save(self, tag: str | None, rows: dict[str, list[Any]], heads: list[bytes], memo: Any = None) -> None:
+    def save(self, tag: str | None, rows: dict[str, HeadRow], heads: list[bytes], memo: Any = None) -> None:
         """Write `memo`, `rows` (cells under `tag`) and their heads, one JSON line each in the rows'
         order."""
         data = encode(memo, tag, rows, heads)
@@ -124,16 +135,21 @@ class HeadsCache:
         """Every session's info (see `StoreLayout.infos`), then the cache rewritten if it changed;
         titles by `titler` if given, else by `derive`, else none."""
         with paused_gc():
-            titler = titler or _titler_of(derive)
-            rows, heads, _ = _walk(self, titler, None, None, cached=cached, with_heads=True)
-            return [_info(SessionInfo, (r[0], h, r[1], r[2])) for r, h in zip(rows, heads, strict=True)]
+            old = self._read() if cached else Snapshot(b"")
+            walk = _Walk(self, old, titler or _titler_of(derive), with_heads=True)
+            walk.run()
+            return [
+                _info(SessionInfo, (r[0], h, r[1], r[2])) for r, h in zip(walk.rows, walk.heads, strict=True)
+            ]
 
     def listing(self, derive: Titler | None, cells: Cells, tag: str) -> list[Row]:
         """Every session's (name, checkpoints, title, cells), sorted by name, where cells is
         `cells(head)` computed for this head under `tag` (from the cache when it was): no commit is
         rebuilt for a session the cache holds. The cache is rewritten if it changed."""
         with paused_gc():
-            return _walk(self, derive, cells, tag, cached=True, with_heads=False)[0]
+            walk = _Walk(self, self._read(), derive, cells, tag)
+            walk.run()
+            return walk.rows
 
     def memo(self, derive: Titler, cells: Cells, tag: str, make: Memo) -> tuple[list[str], Any]:
         """The sessions' names and `make(self.listing(derive, cells, tag))`, remembered: while every
@@ -148,11 +164,9 @@ class HeadsCache:
             now = stamp(self.layout.logs_dir, self.layout.refs.dir, stats)
             if known is not None and known[0] == tag and known[1] == now:
                 return known[2], known[3]
-            rows, _, value = _walk(
-                self, derive, cells, tag, cached=True, with_heads=False, make=make, old=old, taken=now,
-                stats=stats,
-            )  # fmt: skip
-            return [row[0] for row in rows], value
+            walk = _Walk(self, old, derive, cells, tag)
+            value = walk.run(make=make, taken=now, stats=stats)
+            return [row[0] for row in walk.rows], value
 
     # -- fsck ---------------------------------------------------------------------------------------
 
@@ -174,8 +188,8 @@ class HeadsCache:
         layout = self.layout
         problems = []
         for name, st in log_stats(layout.logs_dir):
-            row = snapshot.rows.get(name)
-            if not _same_log(row, st):
+            row = row_of(snapshot.rows.get(name))
+            if row is None or not row.same_log(st):
                 continue
             try:
                 head = layout.log(name).head()
@@ -187,9 +201,9 @@ class HeadsCache:
                 problems.append(
                     f"{HEADS_FILE}: session {name!r} is cached at another head than its log's: {fix}"
                 )
-            elif row[4] == refs and row[5] is not None and row[5] != counted:  # type: ignore[index]
+            elif row.refs == refs and row.checkpoints is not None and row.checkpoints != counted:
                 problems.append(
-                    f"{HEADS_FILE}: session {name!r} is cached with {row[5]} checkpoints, "  # type: ignore[index]
+                    f"{HEADS_FILE}: session {name!r} is cached with {row.checkpoints} checkpoints, "
                     f"its refs hold {counted}: {fix}"
                 )
         return problems
@@ -207,192 +221,174 @@ def _titler_of(derive: Derive | None) -> Titler | None:
     return lambda layout, name, start, whole: (derive(layout, name), -1)
 
 
-def _walk(
-    cache: HeadsCache,
-    derive: Titler | None,
-    cells: Cells | None,
-    tag: str | None,
-    *,
-    cached: bool,
-    with_heads: bool,
-    make: Memo | None = None,
-    old: Snapshot | None = None,
-    taken: str | None = None,
-    stats: dict[str, os.stat_result] | None = None,
-) -> tuple[list[Row], list[Commit | None], Any]:
-    """One pass over every log (see `HeadsCache.infos`, `.listing` and `.memo`): the rows, with
-    `with_heads` each session's head commit, with `make` its value of the rows, remembered under the
-    stamp `taken` (`logscan.stamp`, taken before: older than what is read, never newer) when every
-    row was settled; then the cache rewritten when an entry (or the memo) changed. `stats`: the
-    logs' stats `stamp` kept when it took `taken` (not taken again).
+class _Walk:
+    """One pass over every log (see `HeadsCache.infos`, `.listing` and `.memo`): `rows`, with
+    `with_heads` each session's head commit in `heads`, and the cache's entries for the next pass;
+    then the cache rewritten when an entry (or the memo) changed.
 
     Runs once per session, 10,000 times in a big store: a row the cache holds complete (its log's
     key unchanged, its refs' too, its title and cells there) costs one tuple, and no head line is
-    touched."""
-    layout = cache.layout
-    if old is None:
-        old = cache._read() if cached else Snapshot(b"")
-    rows = old.rows
-    if cells is None:
-        tag = old.tag  # no cells made or used: those kept keep their tag
-    reuse = old.tag == tag and not with_heads  # a complete hit needs nothing more
-    out: list[Row] = []
-    heads: list[Commit | None] = []
-    new: dict[str, list[Any]] = {}
-    fresh: dict[str, Commit | None] = {}  # the heads read from the logs this time
-    with_refs = ref_dirs(layout.refs.dir)
-    changed = False
-    # Logs (and refs) last changed before `settled` are no longer "racily clean": cacheable. Taken
-    # before anything is listed, so a change during the listing always counts as recent.
-    settled = time.time_ns() - _RACY_NS
-    settled_all = True
-    untrusted = False
-    for name, st in log_stats(layout.logs_dir, rows, stats):
-        refs = refs_key(layout.refs.dir, name) if name in with_refs else None
-        row: Any = rows.get(name)
-        hit = _same_log(row, st)
-        if hit and reuse and row[4] == refs and row[7] is not None and (derive is None or row[6] is not None):
-            # complete: its key was settled when stored, so it still is; nothing changes
-            out.append((name, 0 if refs is None else row[5], None if derive is None else row[6], row[7]))
-            new[name] = row
-            continue
+    touched; any other is `_session`'s, which reads or makes only what is missing."""
+
+    def __init__(
+        self,
+        cache: HeadsCache,
+        old: Snapshot,
+        derive: Titler | None,
+        cells: Cells | None = None,
+        tag: str | None = None,
+        *,
+        with_heads: bool = False,
+    ) -> None:
+        self.cache, self.layout, self.old = cache, cache.layout, old
+        self.derive, self.cells, self.with_heads = derive, cells, with_heads
+        self.tag = old.tag if cells is None else tag  # no cells made or used: those kept keep their tag
+        self.rows: list[Row] = []
+        self.heads: list[Commit | None] = []
+        self.entries: dict[str, HeadRow] = {}
+        self.fresh: dict[str, Commit | None] = {}  # the heads read from the logs this time
+        self.changed = False  # an entry differs from the old one
+        self.settled_all = True  # every row may be remembered (see `_session`)
+        # Logs (and refs) last changed before `settled` are no longer "racily clean": cacheable. Taken
+        # before anything is listed, so a change during the listing always counts as recent.
+        self.settled = time.time_ns() - _RACY_NS
+
+    def run(
+        self,
+        *,
+        make: Memo | None = None,
+        taken: str | None = None,
+        stats: dict[str, os.stat_result] | None = None,
+    ) -> Any:
+        """List every session, then `_save` (which gives `make`'s value of the rows). `stats`: the
+        logs' stats `stamp` kept when it took `taken` (not taken again)."""
+        layout, rows, entries = self.layout, self.rows, self.entries
+        cached = entries_of(self.old.rows)
+        reuse = self.old.tag == self.tag and not self.with_heads  # a complete hit needs nothing more
+        titled = self.derive is not None
+        with_refs = ref_dirs(layout.refs.dir)
+        for name, st in log_stats(layout.logs_dir, cached, stats):
+            refs = refs_key(layout.refs.dir, name) if name in with_refs else None
+            row = cached.get(name)
+            hit = row if row is not None and row.same_log(st) else None
+            if (
+                hit is not None
+                and reuse
+                and hit.refs == refs
+                and hit.cells is not None
+                and (not titled or hit.title is not None)
+            ):  # complete: its key was settled when stored, so it still is; nothing changes
+                rows.append(
+                    (name, 0 if refs is None else hit.checkpoints, hit.title if titled else None, hit.cells)
+                )
+                entries[name] = hit
+                continue
+            self._session(name, st, refs, row, hit)
+        return self._save(make, taken)
+
+    def _session(
+        self, name: str, st: os.stat_result, refs: list[int] | None, row: HeadRow | None, hit: HeadRow | None
+    ) -> None:
+        """The row of a session the cache does not hold complete (`row`: its old entry; `hit`: the
+        same when it is for this state of the log), reading its head and start only if needed; then
+        its entry for the next pass (none for a log changing now or a head too long to copy: read
+        again next time; its checkpoint count only when its refs are settled)."""
         head: Any = _MISS
         start: bytes | None = None
-        if not hit:
-            head, start, whole = _read_log(layout, name)
-            fresh[name] = head
-        elif with_heads:
-            head = old.head(layout, name)
-        if with_heads:
-            heads.append(head)
-        key = None
-        if derive is None:
-            title = None
-        elif hit and row[6] is not None:
-            title, key = row[6], row[8]
-        else:
-            if start is None:
-                start, whole = _read_start(layout, name)
-            title, key = _title(layout, name, row, start, whole, derive)
-            if title is None:  # not to be trusted now: shown as none, kept as none
-                untrusted = True
-                settled_all = False
-        if refs is None:
-            checkpoints = 0
-        elif hit and row[4] == refs and row[5] is not None:
-            checkpoints = row[5]
-        else:
-            checkpoints = count_checkpoints(layout.refs.dir, name)
-        if hit and old.tag == tag and row[7] is not None:
-            made = row[7]
-        elif cells is not None:
-            made = cells(old.head(layout, name) if head is _MISS else head)
-        else:
-            made = None
-        out.append((name, checkpoints, "" if untrusted else title, made))
-        untrusted = False
-        if st.st_mtime_ns > settled or (
+        whole = False
+        if hit is None:  # one read of the log's start serves its head too when the log is that short
+            start, whole = read_start(self.layout.logs_dir, name)
+            head = self.fresh[name] = head_in(start, whole, name) or self.layout.log(name).head()
+        elif self.with_heads:
+            head = self.old.head(self.layout, name)
+        if self.with_heads:
+            self.heads.append(head)
+        title, key = self._title(name, row, hit, start, whole)
+        checkpoints = self._checkpoints(name, refs, hit)
+        made = self._cells(name, hit, head)
+        self.rows.append(
+            (name, checkpoints, "" if self.derive is not None and title is None else title, made)
+        )
+        if st.st_mtime_ns > self.settled or (
             head is not _MISS and head is not None and head.size > _MAX_CACHED_LINE
         ):
-            settled_all = False  # nothing remembered of this listing
-            continue  # read again next time
-        if refs is not None and refs[0] > settled:
-            refs, settled_all = None, False  # its count is not cached yet
+            self.settled_all = False  # nothing remembered of this listing
+            return
+        if refs is not None and refs[0] > self.settled:
+            refs, self.settled_all = None, False  # its count is not cached yet
+        if self.derive is None and hit is not None:
+            title, key = hit.title, hit.title_key  # kept as they were
         counted = checkpoints if refs is not None else None
-        if derive is None and hit:
-            title, key = row[6], row[8]  # kept as they were
-        if hit and row[4] == refs and row[5] == counted and row[6] == title and row[7] is made:
-            new[name] = row  # unchanged: no copy, and no deep comparison at the end
-            continue
-        new[name] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, refs, counted, title, made, key]
-        changed = True
-    value = memo = None
-    if make is not None and taken is not None and settled_all and out:  # remembered
-        value = make(out)
-        memo = [tag, taken, [row[0] for row in out], value]
-    renew = make is not None and (memo is not None or old.memo is not None)  # `memo` found it stale
-    if changed or len(new) != len(rows) or old.damaged or (new and tag != old.tag) or renew:
-        lines = [head_line(fresh[name]) if name in fresh else old.line(layout, name) for name in new]
-        with suppress(OSError, SessionStoreError, TypeError):  # a read-only store still lists
-            cache.save(tag, new, lines, memo if make is not None else old.memo)
-    if make is not None and value is None:
-        value = make(out)
-    return out, heads, value
+        if (
+            hit is not None
+            and hit.refs == refs
+            and hit.checkpoints == counted
+            and hit.title == title
+            and hit.cells is made
+        ):
+            self.entries[name] = hit  # unchanged: no copy, and no deep comparison at the end
+            return
+        self.entries[name] = HeadRow(
+            st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, refs, counted, title, made, key
+        )
+        self.changed = True
+
+    def _title(
+        self, name: str, row: HeadRow | None, hit: HeadRow | None, start: bytes | None, whole: bool
+    ) -> tuple[str | None, Any]:
+        """The session's derived title and its key (None, None without `derive`, or when it cannot be
+        trusted now: then nothing of this listing is remembered)."""
+        if self.derive is None:
+            return None, None
+        if hit is not None and hit.title is not None:
+            return hit.title, hit.title_key
+        if start is None:
+            start, whole = read_start(self.layout.logs_dir, name)
+        if row is not None and (kept := row.kept_title(start)) is not None:
+            return kept, row.title_key  # the bytes it came from are still the log's first
+        found = self.derive(self.layout, name, start, whole)
+        if found is None:  # not to be trusted now: shown as none, kept as none
+            self.settled_all = False
+            return None, None
+        return found[0], title_key(start, found[1])
+
+    def _checkpoints(self, name: str, refs: list[int] | None, hit: HeadRow | None) -> int:
+        """The session's checkpoint count: the cached one while its refs directory's key is unchanged."""
+        if refs is None:
+            return 0
+        if hit is not None and hit.refs == refs and hit.checkpoints is not None:
+            return hit.checkpoints
+        return count_checkpoints(self.layout.refs.dir, name)
+
+    def _cells(self, name: str, hit: HeadRow | None, head: Any) -> Any:
+        """The caller's cells for the session's head: the cached ones when made under this tag."""
+        if hit is not None and self.old.tag == self.tag and hit.cells is not None:
+            return hit.cells
+        if self.cells is None:
+            return None
+        return self.cells(self.old.head(self.layout, name) if head is _MISS else head)
+
+    def _save(self, make: Memo | None, taken: str | None) -> Any:
+        """The cache rewritten if an entry changed; with `make`, its value of the rows, remembered under
+        the stamp `taken` (`log_stats.stamp`, taken before: older than what was read, never newer)
+        when every row was settled."""
+        old, rows, entries = self.old, self.rows, self.entries
+        value = memo = None
+        if make is not None and taken is not None and self.settled_all and rows:  # remembered
+            value = make(rows)
+            memo = [self.tag, taken, [row[0] for row in rows], value]
+        renew = make is not None and (memo is not None or old.memo is not None)  # `memo` found it stale
+        stale = len(entries) != len(old.rows) or old.damaged or (entries and self.tag != old.tag)
+        if self.changed or stale or renew:
+            fresh, layout = self.fresh, self.layout
+            lines = [head_line(fresh[name]) if name in fresh else old.line(layout, name) for name in entries]
+            with suppress(OSError, SessionStoreError, TypeError):  # a read-only store still lists
+                self.cache.save(self.tag, entries, lines, memo if make is not None else old.memo)
+        if make is not None and value is None:
+            value = make(rows)
+        return value
 
 
-def _read_log(layout: StoreLayout, name: str) -> tuple[Commit | None, bytes, bool]:
-    """The head of `name`'s log, its first bytes (up to `_START` of them) and whether those are the
-    whole log: one read from the start serves both when the log is that short (a verified last
-    line); any other case, damage included, is `Log.head`'s (its errors are the listing's)."""
-    start, whole = _read_start(layout, name)
-    if whole and start.endswith(b"\n"):
-        at = start.rfind(b"\n", 0, len(start) - 1) + 1
-        head = parse_line(start[at:-1], name, at)
-        if head is not None:
-            return head, start, whole
-    return layout.log(name).head(), start, whole
-
-
-def _read_start(layout: StoreLayout, name: str) -> tuple[bytes, bool]:
-    """Up to `_START` bytes from the start of `name`'s log and whether they are all of it; (b"",
-    False) when it cannot be opened as a regular file here (`Log.head` then says why)."""
-    try:
-        fd = os.open(f"{layout.logs_dir}/{name}.jsonl", _OPEN)
-    except OSError:
-        return b"", False
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return b"", False
-        data = os.pread(fd, min(st.st_size, _START), 0)  # no 64 KiB buffer made for 300 bytes
-    finally:
-        os.close(fd)
-    return data, len(data) == st.st_size
-
-
-def _title(
-    layout: StoreLayout, name: str, row: Any, start: bytes, whole: bool, derive: Titler
-) -> tuple[str | None, Any]:
-    """The derived title of a session whose cached row (if any) does not hold it for this log: the
-    row's own when the bytes it was derived from are still the log's first (a log that only grew,
-    a compaction), else `derive`'s; with its key ([bytes used, their sha256]; None: not kept past a
-    change of the log)."""
-    if row is not None:  # no row (a new session, a rebuild): nothing to keep, no exception raised
-        with suppress(*ENTRY_ERRORS):
-            used, digest = row[8]
-            if row[6] is not None and 0 < used <= len(start) and _digest(start, used) == digest:
-                return row[6], row[8]
-    found = derive(layout, name, start, whole)
-    if found is None:
-        return None, None
-    title, used = found
-    return title, [used, _digest(start, used)] if 0 < used <= len(start) else None
-
-
-def _digest(data: bytes, end: int) -> str:
-    return hashlib.sha256(memoryview(data)[:end]).hexdigest()
-
-
-_START = 1 << 16
-"""Bytes read from the start of a log whose cached row misses (the head's line, when the log is
-that short, and the first lines a derived title comes from)."""
-_OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
 _MISS: Any = object()
 _info = tuple.__new__
 """`SessionInfo(...)` without the named tuple's Python-level `__new__` (the same tuple)."""
-
-
-def _same_log(row: Any, st: os.stat_result) -> bool:
-    """Whether `row` was cached for the log in the state `st` describes: the same size, mtime, ctime
-    and inode (a rename or `os.utime` moves the ctime, a replacement the inode); False for no row."""
-    if row is None:  # a new session, or a rebuild: no exception raised per session
-        return False
-    try:
-        return (
-            row[0] == st.st_size
-            and row[1] == st.st_mtime_ns
-            and row[2] == st.st_ctime_ns
-            and row[3] == st.st_ino
-        )
-    except ENTRY_ERRORS:
-        return False

@@ -12,8 +12,9 @@ import hashlib
 from contextlib import suppress
 from dataclasses import fields
 from functools import cached_property
+from itertools import repeat
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import orjson
 
@@ -37,6 +38,85 @@ ENTRY_ERRORS = (TypeError, IndexError, KeyError, AttributeError, ValueError)
 """What a malformed entry raises where it is read: a miss, never an error."""
 DIGEST = 64
 """Hex digits of a sha256 in the header."""
+
+
+class HeadRow(NamedTuple):
+    """One session's entry in the rows part (a JSON list in the file, in this order), as `HeadsCache`
+    decides it: a named tuple, as `layout.SessionInfo`, so a listing of 10,000 reads fields by name
+    at the cost of a tuple."""
+
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    inode: int
+    """The log's key: the entry is used only while the log's stat gives these four."""
+    refs: list[int] | None
+    """Its refs directory's (mtime_ns, inode); None: no directory, or one changing when listed."""
+    checkpoints: int | None
+    """The checkpoints counted under `refs` (None: not cached)."""
+    title: str | None
+    """The derived title (None: none derived, or none to trust yet)."""
+    cells: Any
+    """The caller's cells for the head, under the rows part's tag (None: none made)."""
+    title_key: list[Any] | None
+    """[bytes of the log's start the title came from, their sha256]: the title outlives a change
+    that leaves them (None: kept only while the log is unchanged)."""
+
+    def same_log(self, st: Any) -> bool:
+        """Whether this entry was cached for the log in the state `st` (an `os.stat_result`)
+        describes: the same size, mtime, ctime and inode (a rename or `os.utime` moves the ctime, a
+        replacement the inode)."""
+        return (
+            self.size == st.st_size
+            and self.mtime_ns == st.st_mtime_ns
+            and self.ctime_ns == st.st_ctime_ns
+            and self.inode == st.st_ino
+        )
+
+    def kept_title(self, start: bytes) -> str | None:
+        """The title, when the bytes it was derived from are still the first of `start` (the log's
+        first bytes now: a log that only grew, a compaction), else None."""
+        with suppress(*ENTRY_ERRORS):
+            used, digest = self.title_key  # type: ignore[misc]
+            if self.title is not None and 0 < used <= len(start) and _digest(start, used) == digest:
+                return self.title
+        return None
+
+
+def title_key(start: bytes, used: int) -> list[Any] | None:
+    """The `title_key` of a title derived from the first `used` bytes of `start` (None: from more
+    than these, or the whole log: kept only while the log is unchanged)."""
+    return [used, _digest(start, used)] if 0 < used <= len(start) else None
+
+
+def _digest(data: bytes, end: int) -> str:
+    return hashlib.sha256(memoryview(data)[:end]).hexdigest()
+
+
+_WIDTH = len(HeadRow.__annotations__)  # its fields
+_row = tuple.__new__
+"""`HeadRow(*raw)` without the named tuple's Python-level `__new__` (the same tuple)."""
+
+
+def entries_of(rows: dict[str, Any]) -> dict[str, HeadRow]:
+    """The well-formed entries of a rows part by name (a malformed one is left out: a miss, never an
+    error), made in one pass that calls no Python function per row (10,000 in a big store)."""
+    with suppress(TypeError):  # a row that is not a list: each checked below
+        made = dict(zip(rows, map(_row, repeat(HeadRow), rows.values()), strict=True))
+        if set(map(len, made.values())) <= {_WIDTH}:
+            return made
+    return {name: row for name, raw in rows.items() if (row := row_of(raw)) is not None}
+
+
+def row_of(raw: Any) -> HeadRow | None:
+    """The entry a row of the file holds, or None when there is none or it is malformed (a miss,
+    never an error)."""
+    if raw is None:
+        return None
+    try:
+        return _row(HeadRow, raw) if len(raw) == _WIDTH else None
+    except TypeError:  # not a list
+        return None
 
 
 class Snapshot:
@@ -172,9 +252,17 @@ def head_fields(head: Commit) -> dict[str, Any]:
 _ORDER = list(FIELDS)
 
 
-def encode(memo: Any, tag: str | None, rows: dict[str, list[Any]], heads: list[bytes]) -> bytes:
-    """The file holding `memo`, `rows` (cells under `tag`) and their heads, one line per head in the
-    rows' order: what `Snapshot` reads back."""
-    parts = (orjson.dumps(memo), orjson.dumps({"tag": tag, "rows": rows}), b"\n".join(heads))
+def _as_list(value: Any) -> Any:
+    """A `HeadRow` as the JSON list it is written as (orjson writes no named tuple of itself)."""
+    if isinstance(value, tuple):
+        return tuple(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def encode(memo: Any, tag: str | None, rows: dict[str, Any], heads: list[bytes]) -> bytes:
+    """The file holding `memo`, `rows` (cells under `tag`; each a list or a `HeadRow`) and their heads,
+    one line per head in the rows' order: what `Snapshot` reads back."""
+    rows_part = orjson.dumps({"tag": tag, "rows": rows}, default=_as_list)
+    parts = (orjson.dumps(memo), rows_part, b"\n".join(heads))
     digests = " ".join(hashlib.sha256(part).hexdigest() for part in parts).encode()
     return b"".join((MAGIC, digests, b"\n", parts[0], b"\n", parts[1], b"\n", parts[2]))

@@ -1,5 +1,6 @@
 """What a listing stats of a store (`heads`): every log in name order with its stat, the checkpoint
-refs directories' keys and counts, and the stamp of logs/ as a whole (issue 16 item 5).
+refs directories' keys and counts, and the stamp of logs/ as a whole (issue 16 item 5); and the first
+bytes of a log whose cached entry misses (`read_start`), which hold its head when it is that short.
 
 Paths in, stats out: one `listdir` and one stat per log, relative to the open directory (the stat
 gives the file type, so no `DirEntry` is made; no path is built), nothing of a stat kept longer than
@@ -16,6 +17,7 @@ from collections.abc import Collection, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from sessionstore.plumbing.commits import Commit, parse_line
 from sessionstore.plumbing.fsutil import check_store_dir
 from sessionstore.plumbing.names import is_valid_name
 
@@ -130,3 +132,35 @@ def stamp(logs_dir: Path, refs_dir: Path, keep: dict[str, os.stat_result] | None
         os.close(fd)
     text = "\n".join(entries).encode("utf-8", "surrogateescape")
     return hashlib.sha256(text + b"\0" + array("q", hashes).tobytes()).hexdigest()
+
+
+START = 1 << 16
+"""Bytes `read_start` reads from the start of a log (the head's line, when the log is that short,
+and the first lines a derived title comes from)."""
+_OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+
+
+def read_start(logs_dir: Path, name: str) -> tuple[bytes, bool]:
+    """Up to `START` bytes from the start of `name`'s log and whether they are all of it; (b"",
+    False) when it cannot be opened as a regular file here (`Log.head` then says why)."""
+    try:
+        fd = os.open(f"{logs_dir}/{name}.jsonl", _OPEN)
+    except OSError:
+        return b"", False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return b"", False
+        data = os.pread(fd, min(st.st_size, START), 0)  # no 64 KiB buffer made for 300 bytes
+    finally:
+        os.close(fd)
+    return data, len(data) == st.st_size
+
+
+def head_in(start: bytes, whole: bool, name: str) -> Commit | None:
+    """The head of `name`'s log when `start` is all of it and ends in a verified line; None in any
+    other case, damage included, which is `Log.head`'s to read (its errors are the listing's)."""
+    if whole and start.endswith(b"\n"):
+        at = start.rfind(b"\n", 0, len(start) - 1) + 1
+        return parse_line(start[at:-1], name, at)
+    return None

@@ -18,8 +18,10 @@ from sessionstore.accounting.thresholds import over_threshold
 from sessionstore.errors import LockTimeout as LockTimeoutError
 from sessionstore.errors import SessionBusy, SessionStoreError, UnknownRevision
 from sessionstore.plumbing import codec
+from sessionstore.plumbing.commits import Commit
 from sessionstore.porcelain.session import cascade
 from sessionstore.porcelain.session.arguments import check_focus
+from sessionstore.porcelain.session.recall import Recalled, recall
 from sessionstore.porcelain.session.revisions import resolve
 from sessionstore.porcelain.session.writer import Lockstep, state_at
 
@@ -31,7 +33,6 @@ if TYPE_CHECKING:
     from sessionstore.compaction.events import CompactionEvent
     from sessionstore.compaction.micro import MicroState
     from sessionstore.memory.fileio import MemoryUpdate
-    from sessionstore.plumbing.commits import Commit
     from sessionstore.porcelain.session.layout import StoreLayout
 
 __all__ = ["Session", "state_at"]
@@ -43,6 +44,9 @@ class Session(Lockstep):
     def __init__(self, store: StoreLayout, name: str) -> None:
         self.listeners: list[Callable[[CompactionEvent], None]] = list(store.listeners)
         self._entered_at: str | None = None
+        self.checkpoint_request: str | None = None
+        """A checkpoint asked for before the next request ("" without a focus; None: none asked):
+        set by `request_checkpoint`, honoured and cleared by `SessionCapability` (and `run_turn`)."""
         super().__init__(store, name)
 
     def load(self) -> None:
@@ -68,6 +72,12 @@ class Session(Lockstep):
         view = self._view_cache[1]
         self.note_sent(view.tokens_before - view.tokens_after)
         return view.view()
+
+    def recall(self, query: str, *, limit: int = 5) -> list[Recalled]:
+        """The `limit` messages of this session's whole log that best match `query`, verbatim, each
+        with the revision that first stored it, including every message a summary replaced (see
+        `porcelain.recall`). The agent's `recall` tool (`integrations.SessionToolset`) calls this."""
+        return recall(self.store, self.name, query, limit=limit)
 
     def log(self) -> list[Commit]:
         """Every commit of this session, newest first."""
@@ -152,9 +162,18 @@ class Session(Lockstep):
         assert self.head is not None
         return self.head
 
-    def checkout(self, rev: str) -> Commit:
-        """Rewind (or move) the head to the state at `rev`; the log keeps everything after it."""
-        target = resolve(self.store, rev)
+    def request_checkpoint(self, focus: str | None = None) -> None:
+        """Ask for a full compaction (a checkpoint) before the next model request of a run on this
+        session: the agent's `compact` tool (`integrations.SessionToolset`). `focus` as for `compact`."""
+        self.checkpoint_request = check_focus(focus) or ""
+
+    def checkout(self, rev: str | Commit) -> Commit:
+        """Rewind (or move) the head to the state at `rev`; the log keeps everything after it.
+
+        `rev` is a revision (a bare commit id is looked up in this session first, so a commit another
+        session also holds still names this one's) or a `Commit` of this session from `store.resolve`.
+        """
+        target = rev if isinstance(rev, Commit) else resolve(self.store, rev, within=self.name)
         if target.session != self.name:
             raise UnknownRevision(
                 f"{rev!r} is a commit of session {target.session!r}, not {self.name!r}: "
@@ -202,11 +221,10 @@ class Session(Lockstep):
         summary = (cascade.summary_text(self.messages[0]) if self.messages else None) or summarize_offline(
             self.messages, settings=self.store.settings
         )
-        with self.store.memory_lock():  # read-modify-write: a concurrent end would lose one bullet
-            store = self.store
-            return record_session_end(
-                store.memory_path, self.name, summary, store.settings, model=store.summary_model
-            )
+        store = self.store  # record_session_end holds MEMORY.md's lock (memory.lock) while it rewrites
+        return record_session_end(
+            store.memory_path, self.name, summary, store.settings, model=store.summary_model
+        )
 
     def subscribe(self, listener: Callable[[CompactionEvent], None]) -> None:
         """Call `listener` with every compaction event of this session."""

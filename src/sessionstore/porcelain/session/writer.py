@@ -18,7 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sessionstore.accounting.thresholds import Measurement, Meter, measure, model_capacity
+from sessionstore.accounting import tokenizer
+from sessionstore.accounting.calibration import FIELD as CALIBRATION_FIELD
+from sessionstore.accounting.calibration import Calibration
+from sessionstore.accounting.thresholds import Measurement, Meter, model_of
 from sessionstore.accounting.tokens import estimate_messages
 from sessionstore.errors import CorruptLogError, SessionStoreError
 from sessionstore.plumbing import codec
@@ -26,31 +29,18 @@ from sessionstore.plumbing.commits import Commit, make_line
 from sessionstore.plumbing.logs import Log
 from sessionstore.porcelain.session.arguments import check_messages, usage_dict
 from sessionstore.porcelain.session.turn_blobs import settle, stage_turn
+from sessionstore.porcelain.session.turn_fields import calibration_fields, context_fields, model_id
+
+__all__ = ["CARRIED", "Lockstep", "append_verified", "model_id", "state_at", "state_of", "write_commit"]
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
 
     from sessionstore.porcelain.session.layout import StoreLayout
 
-CARRIED = ("model", "capacity")
+CARRIED = ("model", "capacity", CALIBRATION_FIELD)
 """Fields every commit line repeats from its parent (or a reset's target), so the gauge reads the
-window from one line and a fork or checkout keeps its source's model."""
-
-
-def model_of(history: Sequence[ModelMessage]) -> str | None:
-    """The model the conversation runs on: the newest response's `model_name` (with provider)."""
-    for msg in reversed(history):
-        if msg.kind == "response" and msg.model_name:
-            return f"{msg.provider_name}:{msg.model_name}" if msg.provider_name else msg.model_name
-    return None
-
-
-def model_id(model: Any) -> str:
-    """A model's id as the log records it: `provider:name` for a pydantic-ai `Model`, else as given."""
-    if isinstance(model, str):
-        return model
-    system, name = getattr(model, "system", None), getattr(model, "model_name", None)
-    return f"{system}:{name}" if system and name else str(name or type(model).__name__)
+window and the calibration from one line and a fork or checkout keeps its source's model."""
 
 
 def write_commit(
@@ -138,10 +128,14 @@ class Lockstep:
     def __init__(self, store: StoreLayout, name: str) -> None:
         self.store = store
         self.name = name
+        tokenizer.prefer(store.settings.tokenizer)  # before this process's first count, if it is the first
         self.log_file = store.log(name)
         self.model: Any = None
         """The model the agent runs on, a pydantic-ai `Model` or model id: its profile's context window
         caps the levels. Default: the newest response's model. `run_turn` sets it from the agent."""
+        self.summary_notes: list[str] = []
+        """Lines a compaction appends to the summary it writes, each once (the integration's toolset
+        adds one saying that `recall` reaches what the summary replaced)."""
         self.load()
 
     # -- state --------------------------------------------------------------------------------------
@@ -154,6 +148,8 @@ class Lockstep:
         self._history: list[ModelMessage] = self.store.objects.load(blobs, codec.decode)
         self._sizes: list[int] = sizes
         self._compactions: int | None = None  # compaction commits in the log: counted when first needed
+        self.calibration = Calibration.of_line(self._head.extra if self._head else {})
+        """Per-model factors of the local estimate (accounting.calibration), carried on every line."""
         if self._head and not (len(self._history) == len(sizes) == self._head.count):
             raise CorruptLogError(
                 f"session {self.name!r} replays to {len(self._history)} messages but its head says "
@@ -207,10 +203,26 @@ class Lockstep:
 
     @property
     def measurement(self) -> Measurement:
-        """What the triggers compare (DESIGN §6): the measured prefix, or the local estimate."""
+        """What the triggers compare (DESIGN §6): the larger of the measured prefix (when a usage
+        measures the history) and the calibrated local estimate."""
         if self._meter.current is None:
-            return self._meter.reset(self._history, self._sizes, local=self.tokens)
+            return self._meter.reset(
+                self._history, self._sizes, local=self.tokens, factor=self.decision_factor
+            )
         return self._meter.current
+
+    @property
+    def model_key(self) -> str | None:
+        """The id of the model this session runs on, as its lines record it (`model`)."""
+        if self.model is not None:
+            return model_id(self.model)
+        recorded = self._head.extra.get("model") if self._head else None
+        return recorded if isinstance(recorded, str) else model_of(self._history)
+
+    @property
+    def decision_factor(self) -> float:
+        """The calibration factor decisions scale local estimates by (>= 1.0; 1.0 when unknown)."""
+        return self.calibration.decision_factor(self.model_key)
 
     @property
     def conversation_owned(self) -> bool:
@@ -220,19 +232,15 @@ class Lockstep:
     def measure_after_turn(self) -> None:
         """Refresh the measurement from the newest response, adding back what tier 1 elided from the
         view that request sent (its usage measured the blanked view, not the stored history)."""
-        m = self._meter.succeeded(self._history, self._sizes, local=self.tokens)
+        factor = self.decision_factor
+        m = self._meter.succeeded(self._history, self._sizes, local=self.tokens, factor=factor)
         elided = self._head.extra.get("elided", 0) if self._head else 0
         if m.anchor is not None and elided and m.anchor >= len(self._history) - len(self._head.sizes):
-            self._meter.current = Measurement(
-                tokens=m.tokens + elided,
-                local=m.local,
-                anchor=m.anchor,
-                anchor_tokens=m.anchor_tokens + elided,
-            )
+            self._meter.succeeded(self._history, self._sizes, local=self.tokens, factor=factor, elided=elided)
 
     def record_failure(self) -> None:
         """A model request failed: keep the previous measurement (DESIGN §6 refresh rules)."""
-        self._meter.failed(self._history, self._sizes, local=self.tokens)
+        self._meter.failed(self._history, self._sizes, local=self.tokens, factor=self.decision_factor)
 
     def note_sent(self, elided: int) -> None:
         """Record that the view about to be sent had `elided` tokens of tool output blanked: the
@@ -258,11 +266,16 @@ class Lockstep:
         extra: dict[str, Any] | None = None,
         time: str | None = None,
         sizes: Sequence[int] | None = None,
+        sent_local: int | None = None,
     ) -> Commit:
         """Persist one turn's new messages as a `turn` (or `import`) commit.
 
         `sizes`: `estimate_messages(messages)` when the caller has it already (`run_turn`'s protection
-        counted every message it sent), so nothing is counted twice; else it is counted here."""
+        counted every message it sent), so nothing is counted twice; else it is counted here.
+        `sent_local`: the local estimate of the request that produced the turn's newest response, as
+        it was sent (messages as shaped plus tool definitions): only a caller that shaped the request
+        knows it (`SessionCapability`), and with it that response's usage calibrates the model
+        (accounting.calibration); `append` does not know what the request carried, so it does not."""
         self.check_writable()
         new = check_messages(messages)
         stored_usage = usage_dict(usage)  # refused before the blob is written, not after
@@ -274,30 +287,15 @@ class Lockstep:
         if self.sent_elided is not None and self.sent_elided[0] == self.head_id and self.sent_elided[1] > 0:
             fields["elided"] = self.sent_elided[1]  # the request that produced this turn sent a micro view
         try:  # An imported response measured the original agent's context, not ours: no measurement.
-            fields.update(self._context_fields(new, sizes, fields.get("elided", 0), measured=kind == "turn"))
+            model = self.model or model_of(new) or (self._head.extra.get("model") if self._head else None)
+            fields.update(context_fields(new, sizes, model, fields.get("elided", 0), measured=kind == "turn"))
+            if sent_local is not None and kind == "turn":
+                fields.update(calibration_fields(self.calibration, new, fields.get("model"), sent_local))
         except BaseException:
             settle(staged.landed)
             raise
         return self.commit(kind, blob=oid, added=new, added_sizes=sizes, usage=stored_usage, extra=fields,
                            time=time, landed=staged.landed)  # fmt: skip
-
-    def _context_fields(
-        self, new: list[ModelMessage], sizes: list[int], elided: int, *, measured: bool
-    ) -> dict[str, Any]:
-        """What `session gauge` needs from a turn's line, so it never loads messages or pydantic-ai:
-        the model, its known capacity, and (when `measured`) the measured prefix if the turn's response
-        has usage."""
-        fields: dict[str, Any] = {}
-        model = self.model or model_of(new) or (self._head.extra.get("model") if self._head else None)
-        if model:
-            fields["model"] = model_id(model)
-            capacity = model_capacity(model)
-            if capacity:
-                fields["capacity"] = capacity
-        m = measure(new, sizes)
-        if measured and m.anchor is not None:
-            fields["measured"] = m.tokens + elided
-        return fields
 
     def commit_checkpoint(
         self,
@@ -383,14 +381,15 @@ class Lockstep:
             self.log_file, self._head, kind=kind, blob=blob, count=count, tokens=tokens,
             usage=usage, extra=extra, time=time, landed=landed,
         )  # fmt: skip
+        self.sent_elided = None
+        self._head = commit
+        self.calibration = Calibration.of_line(commit.extra)  # carried: the head line has the current one
         if reset is not None:
             self._history, self._sizes = list(reset), list(added_sizes)
-            self._meter.reset(self._history, self._sizes, local=tokens)
+            self._meter.reset(self._history, self._sizes, local=tokens, factor=self.decision_factor)
         else:
             self._history.extend(added)
             self._sizes.extend(added_sizes)
             if kind == "import":
-                self._meter.reset(self._history, self._sizes, local=tokens)
-        self.sent_elided = None
-        self._head = commit
+                self._meter.reset(self._history, self._sizes, local=tokens, factor=self.decision_factor)
         return commit

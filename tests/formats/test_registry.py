@@ -1,4 +1,5 @@
-"""The registry: format detection, clear errors for files no reader takes, and one-way imports."""
+"""formats/registry.py: format detection (OpenAI chat included), dispatch, clear errors for files no
+reader takes, and one-way imports."""
 
 from __future__ import annotations
 
@@ -14,10 +15,12 @@ from helpers.transcript_checks import (
     flat,
 )
 from sessionstore.errors import ImportFormatError
+from sessionstore.formats.registry import FORMATS
 from sessionstore.formats.transcripts import (
     detect_format,
     export_pydantic_ai,
     read_transcript,
+    read_transcripts,
 )
 
 
@@ -72,11 +75,23 @@ def test_a_non_string_type_field_is_a_format_error_not_a_crash(tmp_path: Path) -
     assert "not a known transcript format" in _error(path)
 
 
-def test_taubench_openai_chat_list_is_refused(realdata: Path) -> None:
-    message = _error(realdata / "trajectories" / "taubench_gpt-4o-airline.json")
+def test_taubench_openai_chat_list_is_refused_as_one_transcript(realdata: Path) -> None:
+    """The registry detects OpenAI chat records (tau-bench's) itself: `read_transcript`, which gives
+    one transcript, refuses a file of 200 conversations in one line naming them, and
+    `read_transcripts` reads each."""
+    path = realdata / "trajectories" / "taubench_gpt-4o-airline.json"
+    message = _error(path)
+    assert "holds 200 conversations (openai-chat)" in message and "read_transcripts" in message
+    assert detect_format(path) == "openai-chat" and len(read_transcripts(path)) == 200
+
+
+def test_a_list_of_other_records_names_its_first_item_and_every_format(tmp_path: Path) -> None:
+    path = tmp_path / "records.json"
+    path.write_text('[{"task_id": 1, "reward": 0, "info": {}, "traj": []}]')
+    message = _error(path)
     assert "not pydantic-ai messages" in message
     assert "item 0 is an object with keys task_id, reward, info, traj" in message  # says what it is
-    assert "supported: pydantic-ai JSON, Claude Code or Codex JSONL" in message and "\n" not in message
+    assert f"supported: {', '.join(f.described for f in list(FORMATS.values())[:-1])} or " in message
 
 
 def test_the_first_item_that_is_not_a_message_is_named(tmp_path: Path) -> None:
@@ -96,9 +111,17 @@ def test_truncated_last_line_names_the_line(tmp_path: Path) -> None:
     assert f"line {lines}: Claude Code line is cut off" in message and "remove that line" in message
 
 
-def test_explicit_wrong_format_suggests_the_right_one() -> None:
+def test_explicit_wrong_format_suggests_the_right_one(tmp_path: Path) -> None:
     assert "--format codex" in _error(CODEX, format="claude-code")
     assert "--format claude-code" in _error(CODEMIE, format="codex")
+    chat = tmp_path / "chat.json"  # OpenAI chat, detected by the registry like the others
+    chat.write_text(
+        '{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}'
+    )
+    assert "--format openai-chat" in _error(chat, format="pydantic-ai")
+    exported = tmp_path / "e.json"
+    exported.write_bytes(export_pydantic_ai(flat(read_transcript(chat))))
+    assert "--format pydantic-ai" in _error(exported, format="openai-chat")
 
 
 def test_formats_imports_point_one_way() -> None:
@@ -122,7 +145,8 @@ def test_formats_imports_point_one_way() -> None:
         nexts = graph.get(start, ())
         return any(n == goal or (n not in seen and reaches(n, goal, seen | {n})) for n in nexts)
 
-    assert graph["common"] <= set() and graph["transcripts"] >= {"claude_code", "codex", "pydantic_ai"}
+    graph["registry"] |= {f.reader.split(":")[0] for f in FORMATS.values()}  # imported by name, lazily
+    assert graph["common"] <= set() and graph["registry"] >= {"claude_code", "codex", "pydantic_ai"}
     assert not [m for m in graph if reaches(m, m)], graph
 
 
