@@ -167,16 +167,16 @@ def test_actorforth_sixty_sessions_then_squash_keeps_headings_and_newest(
     assert not compress_memory_file(path, Settings(), only_past_caps=True).changed
 
 
-def test_extractive_summary_becomes_its_goal_without_placeholders_or_repeats() -> None:
+def test_an_offline_summary_becomes_its_goal_without_placeholders_or_repeats() -> None:
     from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
 
-    from sessionstore.summary.extractive import summarize_extractive
+    from sessionstore.summary.offline import summarize_offline
 
     history = [
         ModelRequest(parts=[UserPromptPart(content="Please fix the expired token path in src/auth.py")]),
         ModelResponse(parts=[TextPart("I fixed refresh() and added a test.")]),
     ]
-    line = one_line_summary(summarize_extractive(history))
+    line = one_line_summary(summarize_offline(history))
     assert line.startswith("Please fix the expired token path in src/auth.py")
     assert "none recorded" not in line and "extractive summary" not in line
     assert line.count("expired token path") == 1

@@ -72,7 +72,7 @@ def skeleton(rec: Record, *, focus: str | None, budget: Budget) -> str:
             f"### In Progress\n{_or_none(doing)}",
             f"### Blocked\n{_or_none(blocked)}",
             "## Key Decisions\n- none recorded (offline: no model read the conversation)",
-            "## Next Steps\n- Continue with the latest request (the last message under What the user said).",
+            "## Next Steps\n- none recorded (offline: continue from the latest request, quoted last below)",
             f"## Critical Context\n{_or_none(critical)}",
         ]
     )
