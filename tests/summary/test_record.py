@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from pydantic_ai.messages import ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
+from pydantic_ai.messages import ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart, UserPromptPart
 
 from sessionstore.summary.record import Call, call_of, exit_code, failed, walk
 
@@ -63,12 +63,15 @@ def test_walk_feeds_each_message_once_in_order() -> None:
         def response(self, msg: ModelResponse, calls: list[tuple[ToolCallPart, Call]]) -> None:
             seen.append(("response", [c for _, c in calls]))
 
-        def request_part(self, part: object) -> None:
-            seen.append(("part", type(part).__name__))
+        def returned(self, part: ToolReturnPart) -> None:
+            seen.append(("returned", part.tool_call_id))
 
     history = [
         ModelResponse(parts=[ToolCallPart("Read", {"path": "a.md"}, tool_call_id="r")]),
-        ModelRequest(parts=[ToolReturnPart("Read", "text", tool_call_id="r")]),
+        ModelRequest(parts=[ToolReturnPart("Read", "text", tool_call_id="r"), UserPromptPart("next")]),
     ]
     walk(history, Reader())
-    assert seen == [("response", [Call("Read", read="a.md")]), ("part", "ToolReturnPart")]
+    assert seen == [
+        ("response", [Call("Read", read="a.md")]),
+        ("returned", "r"),
+    ]  # no prompt method: no prompts

@@ -148,3 +148,10 @@ def test_sections_a_model_writes_itself_are_replaced_not_doubled() -> None:
     text = summarize(RULES, settings=LLM, model=FunctionModel(Scripted(copied)))
     assert "something the user never said" not in text
     assert all(text.count(heading) == 1 for heading in (*HEADINGS, *ADDED[1:]))
+
+
+def test_a_summary_far_over_its_share_is_retried_with_the_size_stated() -> None:
+    verbose = VALID.replace("- fix the login bug", "- " + "fix the login bug " * 400, 1)
+    script = Scripted(verbose, VALID)
+    text = summarize(HISTORY, settings=LLM, model=FunctionModel(script), max_tokens=3000)
+    assert text.startswith(VALID.rstrip()) and "keep it under 600 tokens" in script.last_prompt()

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import CorruptObjectError
-from ..porcelain.session.heads import Cells, HeadsCache, Row, paused_gc
+from ..plumbing.collector import paused_gc
+from ..porcelain.session.heads import Cells, HeadsCache, Row
 from ..porcelain.session.heads import infos as cached_infos
 from ..porcelain.store import SessionInfo, SessionStore
 from .output import (

@@ -8,13 +8,13 @@ read-only commands never pay for it.
 
 from __future__ import annotations
 
-import gc
 import threading
 from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SessionStoreError
+from .collector import paused_gc
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -124,9 +124,7 @@ def decode(blobs: Iterable[bytes]) -> list[ModelMessage]:
     # Validation allocates tens of thousands of containers and none of them is garbage, yet each
     # batch of allocations triggers a cyclic-GC pass over everything alive: pausing the collector
     # while decoding measured 1.31x -> 1.20x of a bare validate_json on 10,000 messages.
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():
         for blob in blobs:
             if not blob:
                 continue
@@ -138,9 +136,6 @@ def decode(blobs: Iterable[bytes]) -> list[ModelMessage]:
                 array.append(0x5D)
             # bytes.replace of one byte by one byte scans with memchr: ~5x faster than translate
             out += validate(array.replace(b"\n", b","))
-    finally:
-        if paused:
-            gc.enable()
     return out
 
 

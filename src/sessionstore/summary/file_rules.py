@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from pydantic_ai.messages import ModelMessage, ModelRequestPart, ModelResponse, ToolCallPart, ToolReturnPart
+from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart, ToolReturnPart
 
 from sessionstore.accounting.tokens import count_text
 from sessionstore.summary.boilerplate import without_blocks
@@ -105,8 +105,8 @@ class Scanner:
             if call.read is not None:
                 self._reads[part.tool_call_id] = call.read
 
-    def request_part(self, part: ModelRequestPart) -> None:
-        if not isinstance(part, ToolReturnPart) or (path := self._reads.get(part.tool_call_id)) is None:
+    def returned(self, part: ToolReturnPart) -> None:
+        if (path := self._reads.get(part.tool_call_id)) is None:
             return
         if part.outcome != "success" or not isinstance(part.content, str):
             return

@@ -16,7 +16,15 @@ from collections.abc import Sequence
 from pydantic_ai.messages import ModelMessage
 
 from sessionstore.accounting.settings import Settings
-from sessionstore.summary.compose import CHANGED, Budget, Record, compose, foreign_lines, record
+from sessionstore.plumbing.collector import paused_gc
+from sessionstore.summary.compose import (
+    CHANGED,
+    Budget,
+    Record,
+    compose,
+    foreign_lines,
+    record,
+)
 from sessionstore.summary.text import cut_chars
 
 __all__ = ["MARKER", "skeleton", "summarize_offline"]
@@ -64,7 +72,7 @@ def skeleton(rec: Record, *, focus: str | None, budget: Budget) -> str:
             f"### In Progress\n{_or_none(doing)}",
             f"### Blocked\n{_or_none(blocked)}",
             "## Key Decisions\n- none recorded (offline: no model read the conversation)",
-            "## Next Steps\n- Continue with the latest request (the last message under What the user said).",
+            "## Next Steps\n- none recorded (offline: continue from the latest request, quoted last below)",
             f"## Critical Context\n{_or_none(critical)}",
         ]
     )
@@ -80,5 +88,6 @@ def summarize_offline(
 ) -> str:
     """The offline summary of `messages` within `max_tokens` (default: the settings' two budgets)."""
     budget = Budget.of(settings or Settings(), max_tokens)
-    rec = record(messages)
-    return compose(skeleton(rec, focus=focus, budget=budget), rec, budget, recall=recall, work=True)
+    with paused_gc():  # its objects are acyclic: a full collection over a long history costs more
+        rec = record(messages)
+        return compose(skeleton(rec, focus=focus, budget=budget), rec, budget, recall=recall, work=True)

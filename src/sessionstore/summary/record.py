@@ -13,18 +13,21 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from functools import cache
+from typing import Any, NamedTuple, Protocol
 
 import orjson
 from pydantic_ai.messages import (
     ModelMessage,
-    ModelRequest,
-    ModelRequestPart,
     ModelResponse,
+    RetryFeedbackPart,
     ToolCallPart,
     ToolReturnPart,
+    UserPromptPart,
 )
+
+from sessionstore.summary.boilerplate import clean
+from sessionstore.summary.text import user_text
 
 __all__ = ["Call", "Reader", "call_of", "exit_code", "failed", "walk"]
 
@@ -38,8 +41,7 @@ _PATCH = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
 _EXIT = re.compile(r"(?:Process exited with code|Exit code:?|exit code:?|exit status:?)\s*(-?\d+)")
 
 
-@dataclass(frozen=True)
-class Call:
+class Call(NamedTuple):
     """One tool call: its name, the file it read, the files it changed, the command it ran."""
 
     tool: str
@@ -50,6 +52,8 @@ class Call:
 
 def _args(part: ToolCallPart) -> dict[str, Any] | str:
     args = part.args
+    if type(args) is dict:
+        return args
     if isinstance(args, str):
         try:
             loaded = orjson.loads(args)
@@ -81,7 +85,7 @@ def call_of(part: ToolCallPart) -> Call:
         return Call(part.tool_name, changed=_patched(args))
     keys = args.keys() & _KEYS
     if not keys:
-        return Call(part.tool_name)  # a tool with other arguments (an id, a query): nothing to read
+        return _plain(part.tool_name)  # a tool with other arguments (an id, a query): nothing to read
     path = _first(args, _PATH_KEYS, keys)
     command = _first(args, _COMMAND_KEYS, keys)
     if command is None and isinstance(args.get("command"), list):
@@ -95,6 +99,11 @@ def call_of(part: ToolCallPart) -> Call:
     if command is not None:
         return Call(part.tool_name, read=_printed(command), changed=changed, command=command)
     return Call(part.tool_name, changed=changed)
+
+
+@cache
+def _plain(tool: str) -> Call:
+    return Call(tool)
 
 
 def _first(args: dict[str, Any], names: tuple[str, ...], keys: set[str]) -> str | None:
@@ -113,33 +122,49 @@ def exit_code(part: ToolReturnPart) -> int | None:
     content = part.content
     if not isinstance(content, str):
         return None
-    found = _EXIT.search(content, 0, 300)
+    head = content[:300]
+    if "code" not in head and "status" not in head:
+        return None  # the cheap test first: most returns say nothing of an exit
+    found = _EXIT.search(head)
     return int(found.group(1)) if found else None
 
 
-def failed(part: ToolReturnPart) -> bool:
-    """Whether the call failed: pydantic-ai's outcome says so, or a non-zero exit code."""
-    return part.outcome != "success" or bool(exit_code(part))
+def failed(part: ToolReturnPart, *, command: bool = True) -> bool:
+    """Whether the call failed: pydantic-ai's outcome says so, or (`command`: the call ran a shell
+    command) a non-zero exit code."""
+    return part.outcome != "success" or (command and bool(exit_code(part)))
 
 
 class Reader(Protocol):
-    """What `walk` feeds: a section's builder (work_log.Log, file_rules.Scanner, user_words.Prompts)."""
-
-    def response(self, msg: ModelResponse, calls: list[tuple[ToolCallPart, Call]]) -> None: ...
-
-    def request_part(self, part: ModelRequestPart) -> None: ...
+    """What `walk` feeds (work_log.Log, file_rules.Scanner, user_words.Prompts): a reader defines the
+    methods for the parts it wants, any of `prompt`, `returned`, `retried` and `response`."""
 
 
 def walk(messages: Iterable[ModelMessage], *readers: Reader) -> None:
-    """Feed every message of `messages` to each of `readers`, in order, once: a response with what
-    each of its tool calls did (`call_of`, worked out once for all readers), a request part by part.
-    One pass over the history builds every mechanical section."""
+    """Feed every message of `messages` to `readers`, in order, once: each user prompt with its text
+    cleaned of injected blocks (boilerplate.clean, once for all readers), each tool return, each
+    retry, and each response with what each of its tool calls did (`call_of`, once for all readers).
+    One pass over the history builds every mechanical section; a reader is called only for the parts
+    it has a method for."""
+    prompts = [f for r in readers if (f := getattr(r, "prompt", None)) is not None]
+    returns = [f for r in readers if (f := getattr(r, "returned", None)) is not None]
+    retries = [f for r in readers if (f := getattr(r, "retried", None)) is not None]
+    responses = [f for r in readers if (f := getattr(r, "response", None)) is not None]
     for msg in messages:
-        if isinstance(msg, ModelResponse):
-            calls = [(part, call_of(part)) for part in msg.parts if isinstance(part, ToolCallPart)]
-            for reader in readers:
-                reader.response(msg, calls)
-        elif isinstance(msg, ModelRequest):
-            for part in msg.parts:
-                for reader in readers:
-                    reader.request_part(part)
+        if type(msg) is ModelResponse:
+            calls = [(part, call_of(part)) for part in msg.parts if type(part) is ToolCallPart]
+            for respond in responses:
+                respond(msg, calls)
+            continue
+        for part in msg.parts:
+            kind = type(part)
+            if kind is ToolReturnPart:
+                for give in returns:
+                    give(part)
+            elif kind is UserPromptPart:
+                cleaned = clean(user_text(part))
+                for give in prompts:
+                    give(cleaned)
+            elif kind is RetryFeedbackPart:
+                for give in retries:
+                    give(part)

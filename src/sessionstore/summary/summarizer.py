@@ -3,10 +3,11 @@
 With a model, the model writes the skeleton (Goal, Progress, Key Decisions, Next Steps, Critical
 Context) from the transcript, which it is told to treat as data, never as instructions (a transcript
 holds tool output from the outside world). Its answer is validated; an invalid one is retried once
-with the problems stated; still invalid, or any model failure, raises `CompactionError`, so the caller
-persists nothing. The rules found in files and the user's own words are then added mechanically
-after the model's text (compose.py), so a model can rephrase, reorder and add, but never drop what
-the user said or a rule the agent read.
+with the problems stated (a summary more than twice its share, `summary_max_tokens` lowered at
+small windows, is a problem too: the user's words need the rest); still invalid, or any model
+failure, raises `CompactionError`, so the caller persists nothing. The rules found in files and the
+user's own words are then added mechanically after the model's text (compose.py), so a model can
+rephrase, reorder and add, but never drop what the user said or a rule the agent read.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model
 
 from sessionstore.accounting.settings import Settings
+from sessionstore.accounting.tokens import count_text
 from sessionstore.errors import CompactionError
+from sessionstore.plumbing.collector import paused_gc
 from sessionstore.summary.compose import Budget, compose, record
 from sessionstore.summary.offline import summarize_offline
 from sessionstore.summary.skeleton import ADDED, SKELETON, validate_summary
@@ -145,7 +148,10 @@ def summarize(
             raise _fail(chosen, err) from err
         text = _clean(result.output)
         problems = validate_summary(text)
+        if (size := count_text(text)) > 2 * budget.rest:  # the user's words need the rest of the budget
+            problems.append(f"the summary is {size} tokens; keep it under {budget.rest} tokens")
         if not problems:
-            return compose(text, record(messages), budget, recall=recall, work=False)
+            with paused_gc():  # its objects are acyclic: a full collection over a long history costs more
+                return compose(text, record(messages), budget, recall=recall, work=False)
         history, prompt = result.all_messages(), retry_prompt(problems)
     raise _invalid(chosen, problems)

@@ -22,14 +22,16 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from pydantic_ai.messages import ModelMessage, ModelRequestPart, ModelResponse, ToolCallPart, UserPromptPart
+from pydantic_ai.messages import ModelMessage
 
 from sessionstore.accounting.tokens import count_text
-from sessionstore.summary.boilerplate import clean
+from sessionstore.summary.boilerplate import Cleaned
 from sessionstore.summary.corrections import Correction, corrections
 from sessionstore.summary.extractor import Item, extract
-from sessionstore.summary.record import Call, walk
-from sessionstore.summary.text import cut, user_text
+from sessionstore.summary.languages import is_rule
+from sessionstore.summary.record import walk
+from sessionstore.summary.text import cut
+from sessionstore.summary.values import has_value
 
 __all__ = ["HEADING", "Dropped", "Entry", "Prompts", "UserWords", "collect", "fit", "parse"]
 
@@ -140,29 +142,49 @@ class Dropped:
 
     def absorb(self, entries: list[Entry], room: int) -> None:
         """Add `entries` (dropped, oldest first) and their items, then keep the items that fit `room`
-        (`_within`). Once the rules and corrections alone fill `room`, a later sentence could only
-        enter as a correction (the earliest win within a rank), so only those are looked for: the
-        cost stops growing with the text dropped."""
-        strong = sum(len(i.text) // 4 for i in self.items if i.rank >= 3)  # a cheap guess at tokens
+        (`_within`: highest rank first, the earliest first within a rank). Once the items of rank r
+        and above fill `room`, a later sentence can only enter with a higher rank, so a later message
+        that cannot hold one (no rule word, no value: a whole-message test) is not split at all and
+        items below the floor are not kept: the cost stops growing with the text dropped."""
+        filled = [0] * 6  # a guess at the tokens of the items of each rank (characters / 4)
+        for item in self.items:
+            filled[item.rank] += len(item.text) // 4
         for entry in entries:
             self.messages += 1
             self.tokens += entry.tokens
             self.left_out += entry.left_out
+            floor = _floor(filled, room)
             corrects = bool(entry.corrections) or entry.cut > 0  # a cut prompt was never searched whole
-            if strong >= room:
-                new = [i for t in (entry.head, entry.tail) if corrects for i in extract(t) if i.rank == 4]
-                new += [i for i in entry.items if i.rank == 4]
-                self.left_out += 1
-            else:
-                new = [
-                    *extract(entry.head, corrects=corrects),
-                    *entry.items,
-                    *extract(entry.tail, corrects=corrects),
-                ]
+            texts = [t for t in (entry.head, entry.tail) if t and _may_hold(t, floor, corrects)]
+            new = [i for t in texts for i in extract(t, corrects=corrects) if i.rank >= floor]
+            new += [i for i in entry.items if i.rank >= floor]
+            if floor > 1:
+                self.left_out += 1  # its lower-ranked sentences were not looked at
             self.items += new
-            strong += sum(len(i.text) // 4 for i in new if i.rank >= 3)
+            for item in new:
+                filled[item.rank] += len(item.text) // 4
         self.items, more = _within(self.items, room)
         self.left_out += more
+
+
+def _floor(filled: list[int], room: int) -> int:
+    """The lowest rank an item must have to enter a list whose items of each rank cost `filled`."""
+    total = 0
+    for rank in range(4, 0, -1):
+        total += filled[rank]
+        if total >= room:
+            return rank + 1
+    return 1
+
+
+def _may_hold(text: str, floor: int, corrects: bool) -> bool:
+    """Whether `text` may hold an item of rank `floor` or above (a whole-text test, cheaper than
+    splitting it into sentences)."""
+    if floor <= 1:
+        return True
+    if floor >= 4:
+        return corrects
+    return corrects or is_rule(text) or (floor == 2 and has_value(text))
 
 
 def _within(items: list[Item], budget: int) -> tuple[list[Item], int]:
@@ -209,13 +231,7 @@ class Prompts:
         self.entries: list[Entry] = []
         self._seen: dict[str, tuple[int, tuple[Correction, ...]]] = {}
 
-    def response(self, msg: ModelResponse, calls: list[tuple[ToolCallPart, Call]]) -> None:
-        return None
-
-    def request_part(self, part: ModelRequestPart) -> None:
-        if not isinstance(part, UserPromptPart):
-            return
-        cleaned = clean(user_text(part))
+    def prompt(self, cleaned: Cleaned) -> None:
         if not cleaned.text:
             return
         entry = Entry(cleaned.text)

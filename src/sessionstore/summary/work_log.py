@@ -16,19 +16,17 @@ from dataclasses import dataclass, field
 
 from pydantic_ai.messages import (
     ModelMessage,
-    ModelRequestPart,
     ModelResponse,
     RetryFeedbackPart,
     TextPart,
     ToolCallPart,
     ToolReturnPart,
-    UserPromptPart,
 )
 
 from sessionstore.accounting.tokens import count_text
-from sessionstore.summary.boilerplate import clean
+from sessionstore.summary.boilerplate import Cleaned
 from sessionstore.summary.record import Call, exit_code, failed, walk
-from sessionstore.summary.text import as_text, cut_chars, user_text
+from sessionstore.summary.text import as_text, cut_chars
 
 __all__ = ["HEADING", "Log", "Turn", "changed_files", "parse", "render", "turns"]
 
@@ -102,22 +100,22 @@ class Log:
             self.turns.append(Turn())  # steps before the first prompt: a turn of their own
         return self.turns[-1]
 
-    def request_part(self, part: ModelRequestPart) -> None:
-        if isinstance(part, UserPromptPart):
-            own = clean(user_text(part)).own
-            if own or not self.turns:
-                self.turns.append(Turn(request=own))
-        elif isinstance(part, ToolReturnPart):
-            command = self._commands.get(part.tool_call_id)
-            code = exit_code(part) if command is not None else None
-            if command is not None and code:
-                turn = self._turn()
-                turn.commands = [f"{c} (exit {code})" if c == command else c for c in turn.commands]
-            elif failed(part):
-                name = self._tools.get(part.tool_call_id, part.tool_name)
-                self._turn().errors.append(f"{name}: {_first_line(as_text(part.content))}")
-        elif isinstance(part, RetryFeedbackPart):
-            self._turn().errors.append(f"retry: {_first_line(as_text(part.content))}")
+    def prompt(self, cleaned: Cleaned) -> None:
+        if cleaned.own or not self.turns:
+            self.turns.append(Turn(request=cleaned.own))
+
+    def returned(self, part: ToolReturnPart) -> None:
+        command = self._commands.get(part.tool_call_id)
+        code = exit_code(part) if command is not None else None
+        if command is not None and code:
+            turn = self._turn()
+            turn.commands = [f"{c} (exit {code})" if c == command else c for c in turn.commands]
+        elif failed(part, command=False):
+            name = self._tools.get(part.tool_call_id, part.tool_name)
+            self._turn().errors.append(f"{name}: {_first_line(as_text(part.content))}")
+
+    def retried(self, part: RetryFeedbackPart) -> None:
+        self._turn().errors.append(f"retry: {_first_line(as_text(part.content))}")
 
     def response(self, msg: ModelResponse, calls: list[tuple[ToolCallPart, Call]]) -> None:
         turn = self._turn()

@@ -9,14 +9,14 @@ caller's precomputed cells per session (the CLI's rendered columns) instead of t
 
 from __future__ import annotations
 
-import gc
 import os
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable
+from contextlib import suppress
 from typing import Any
 
 from sessionstore.errors import SessionStoreError
+from sessionstore.plumbing.collector import paused_gc
 from sessionstore.plumbing.commits import Commit
 from sessionstore.plumbing.fsutil import atomic_replace, check_store_dir, fsync_dir, read_regular
 from sessionstore.porcelain.session.heads_file import (
@@ -392,17 +392,3 @@ class _Walk:
 _MISS: Any = object()
 _info = tuple.__new__
 """`SessionInfo(...)` without the named tuple's Python-level `__new__` (the same tuple)."""
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """The cyclic collector paused for a block that builds tens of thousands of small containers,
-    none of them garbage (a listing of every session): its passes over them would cost more than
-    the work itself, as in `codec.decode`. Restored as it was, also on an error."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()

@@ -52,8 +52,9 @@ class Language:
     imperatives: tuple[str, ...] = ()
     """Verbs that make a line of a document an instruction when it opens with one ("keep", "run")."""
     letters: str = ""
-    """A character class some character of any text in this language matches (accents, a script):
-    a file is searched for this language's `instructions` only when it has one. Empty: always."""
+    """A character class (lowercase) some character of any text in this language matches (accents, a
+    script): a file is searched for this language's `instructions` only when it has one. Empty:
+    always (English)."""
     old_before: tuple[str, ...] = ()
     """What stands right before a correction's old value: "not", "instead of", "不是", "а не"."""
     old_before_gated: tuple[str, ...] = ()
@@ -77,6 +78,7 @@ def register(language: Language) -> Language:
     """Add `language` (replacing one with its code); the tables are rebuilt on next use."""
     LANGUAGES[language.code] = language
     _tables.cache_clear()
+    _any_letters.cache_clear()
     _markers.cache_clear()
     _rule_words.cache_clear()
     return language
@@ -163,7 +165,7 @@ def _tables() -> tuple[_Table, ...]:
             cue=re.compile(lang.cue, re.I) if lang.cue else None,
             instructions=lang.instructions,
             imperatives=frozenset(lang.imperatives),
-            letters=re.compile(lang.letters, re.I) if lang.letters else None,
+            letters=re.compile(lang.letters) if lang.letters else None,
             before=lang.old_before,
             before_gated=lang.old_before_gated,
             after=lang.old_after,
@@ -171,6 +173,24 @@ def _tables() -> tuple[_Table, ...]:
         )
         for lang in LANGUAGES.values()
     )
+
+
+@cache
+def _any_letters() -> re.Pattern[str]:
+    classes = [lang.letters for lang in LANGUAGES.values() if lang.letters]
+    if all(c.startswith("[") and c.endswith("]") and not c.startswith("[^") for c in classes):
+        return re.compile("[" + "".join(c[1:-1] for c in classes) + "]" if classes else "(?!)")
+    return re.compile("|".join(classes))
+
+
+def _tables_for(low: str) -> list[_Table]:
+    """The tables whose language lowercase `low` may be in: those without `letters` (English), and
+    those whose letters it has (an ASCII text has none: `str.isascii` answers without reading it;
+    one search for every language's letters comes before each language's own)."""
+    tables = _tables()
+    if low.isascii() or _any_letters().search(low) is None:
+        return [t for t in tables if t.letters is None]
+    return [t for t in tables if t.letters is None or t.letters.search(low) is not None]
 
 
 def _lower(text: str) -> str:
@@ -228,8 +248,8 @@ def instruction_lines(text: str) -> list[str]:
     if len(low) != len(text):  # a letter whose lowercase is longer: check line by line
         return [line for line in text.split("\n") if line and instruction_lines(_lower(line))]
     starts: set[int] = set()
-    for table in _tables():
-        if not table.instructions or (table.letters is not None and table.letters.search(text) is None):
+    for table in _tables_for(low):
+        if not table.instructions:
             continue
         for word in table.instructions:
             at = low.find(word)
@@ -255,9 +275,9 @@ def imperative_lines(text: str) -> list[str]:
     """The lines of `text` whose first word (after `_LEAD`) is an imperative verb of a registered
     language ("- Keep pull requests small.", "# Run make lint first"), in order."""
     verbs: set[str] = set()
-    for table in _tables():
-        if table.imperatives and (table.letters is None or table.letters.search(text) is not None):
-            verbs |= table.imperatives
+    low = _lower(text)
+    for table in _tables_for(low):
+        verbs |= table.imperatives
     if not verbs:
         return []
     out = []
