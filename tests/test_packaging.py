@@ -14,6 +14,7 @@ PACKAGED = REPO / "src" / "sessionstore" / "templates"
 @pytest.mark.parametrize(
     ("source", "copy"),
     [(REPO / "hooks" / "pre-commit", PACKAGED / "pre-commit"),
+     (REPO / "hooks" / "post-merge", PACKAGED / "post-merge"),
      (REPO / "MEMORY.md.template", PACKAGED / "MEMORY.md.template")],
 )  # fmt: skip
 def test_packaged_copy_is_byte_identical_to_its_source(source: Path, copy: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -99,3 +100,40 @@ def test_compact_refuses_an_empty_focus_and_writes_nothing(tmp_path: Path, focus
         p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file() and "locks" not in p.parts
     }
     assert after == before
+
+
+@pytest.mark.parametrize("command", [["compact", "d"], ["checkout", "d@2"]])
+def test_a_command_that_waited_for_another_writer_works_on_what_it_wrote(
+    tmp_path: Path, command: list[str]
+) -> None:
+    # issue 28, item 7: `session compact` waited for a writer's lock, then told the shell user to call
+    # `store.session(name)`. A command names a session, not the head it read first: it reads it again.
+    from helpers.procs import spawn
+
+    root = tmp_path / "s"
+    session = SessionStore.open(root).session("d")
+    for i in range(3):
+        session.append(tagged_turn(0, i, size=4))
+    holder = spawn("hold_lock.py", root, "d", "append", stdin=subprocess.PIPE)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        env = {**os.environ, "SESSIONSTORE_LOCK_TIMEOUT_S": "60"}
+        cli_proc = subprocess.Popen(
+            [str(Path(sys.executable).with_name("session")), "--store", str(root), *command],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        )  # fmt: skip
+        assert cli_proc.stderr is not None
+        waiting = cli_proc.stderr.readline()
+        assert "is locked by pid" in waiting and "waiting up to" in waiting
+        assert holder.stdin is not None
+        holder.stdin.close()  # the holder commits its turn, then lets the lock go
+        out, err = cli_proc.communicate(timeout=120)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert cli_proc.returncode == 0, err
+    assert "store.session" not in err and err == ""
+    assert ("compaction tier 2 [checkpoints/d/1]" if command[0] == "compact" else "d: head is now") in out
+    log = SessionStore.open(root, create=False).session("d").log()
+    assert [c.kind for c in log[:2]] == [command[0] if command[0] == "checkout" else "compaction", "turn"]
+    assert log[1].seq == 4  # the other writer's turn came first, and is kept

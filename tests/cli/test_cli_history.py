@@ -17,7 +17,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from helpers.cli import assert_lock_refused, assert_refused, run, snapshot
+from helpers.cli import EXAMPLE, assert_lock_refused, assert_refused, run, snapshot
 from sessionstore.porcelain.store import SessionStore
 
 LONG_RESULT = "\n".join(f"line {i} of the file" for i in range(1, 213))
@@ -205,3 +205,63 @@ def test_refused_fork_and_checkout_change_nothing(root: Path, args: list[str], w
     before = snapshot(root)
     assert_refused(run(root, *args), *words)
     assert snapshot(root) == before
+
+
+# -- a commit that other sessions hold too (issue 28, item 1) -----------------------------------------
+
+
+@pytest.fixture
+def diverged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Bob's store after a diverged pull: `review` (2 commits, its first shared with `review-origin-*`)
+    and the pulled copy. Two real git clones of one bare remote; both added a turn to `review`."""
+    from helpers.gitrepos import apart_clones, isolate_git
+    from sessionstore.porcelain.sharing.pull import pull
+
+    isolate_git(monkeypatch)
+    _, _, bob = apart_clones(tmp_path, "review")
+    assert [o.status for o in pull(bob)] == ["diverged"]
+    assert len(bob.sessions()) == 2
+    return bob.root
+
+
+def test_checkout_and_fork_resolve_inside_the_named_session(diverged: Path) -> None:
+    store = _store(diverged)
+    copy = next(n for n in store.sessions() if n != "review")
+    shared = store.resolve("review@1")
+    assert store.resolve(f"{copy}@1").id == shared.id  # the same commit in two sessions
+    result = run(diverged, "checkout", "review@1")  # was: "is ambiguous ... give more digits"
+    assert result.exit_code == 0, result.stderr
+    assert "checkout of" in result.stdout and "review@1" in result.stdout
+    head = store.log("review").head()
+    assert (head.kind, head.target, head.count) == ("checkout", shared.id, shared.count)
+    assert store.log(copy).head().seq == 2  # the other holder is untouched
+    result = run(diverged, "fork", "review~1", "spike")  # review~1 is now review@2, bob's own turn
+    assert result.exit_code == 0, result.stderr
+    assert store.session("spike").history == run_history(diverged, "review@2")
+    result = run(diverged, "fork", f"{copy}~1", "spike2")
+    assert result.exit_code == 0 and result.stdout.startswith(f"forked {copy}@1 ")
+
+
+def test_a_bare_id_several_sessions_hold_asks_for_name_at_seq(diverged: Path) -> None:
+    store = _store(diverged)
+    copy = next(n for n in store.sessions() if n != "review")
+    shared = store.resolve("review@1").id
+    before = snapshot(diverged)
+    assert_refused(run(diverged, "checkout", shared), "is in 2 sessions", "review@1", f"{copy}@1")
+    assert "more digits" not in run(diverged, "checkout", shared[:8]).stderr
+    assert snapshot(diverged) == before
+    commit = store.session("review").checkout(shared[:8])  # a Session reads an id in itself first
+    assert commit.target == shared
+
+
+def test_the_same_transcript_imported_twice(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    SessionStore.open(root)
+    for name in ("a", "b"):
+        assert run(root, "import", str(EXAMPLE), "--as", name).exit_code == 0
+    store = _store(root)
+    assert store.resolve("a@1").id == store.resolve("b@1").id
+    assert run(root, "checkout", "b@1").exit_code == 0
+    assert store.log("b").head().kind == "checkout" and store.log("a").head().kind == "import"
+    result = run(root, "fork", "a~1", "c")
+    assert result.exit_code == 0 and result.stdout.startswith("forked a@1 "), result.stderr

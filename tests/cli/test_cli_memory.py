@@ -113,5 +113,51 @@ def test_hooks_install_and_force(repo: Path) -> None:
     hook = repo / ".git" / "hooks" / "pre-commit"
     hook.write_text("#!/bin/sh\n")
     code, _, err = _run("hooks", "install")
-    assert code == 2 and "--force" in err
-    assert _run("hooks", "install", "--force")[0] == 0
+    assert code == 2 and "--force" in err and "pre-commit.local" in err
+    code, out, _ = _run("hooks", "install", "--force")
+    assert code == 0 and f"(your hook is now {hook}.local, and runs first)" in out
+    assert (repo / ".git" / "hooks" / "pre-commit.local").read_text() == "#!/bin/sh\n"
+    hook.write_text("#!/bin/sh\nexit 0\n")
+    code, out, err = _run("hooks", "install", "--force")  # .local is taken: refused, nothing changed
+    assert code == 2 and "exists too" in err and hook.read_text() == "#!/bin/sh\nexit 0\n"
+
+
+FIXTURE_SECTIONS = [
+    "## Key Fixtures",
+    "",
+    "### From conftest.py",
+    "",
+    "- `client` - FastAPI TestClient",
+    "- `temp_db` - Temporary SQLite database",
+    "",
+    "## Assertion Helpers",
+    "",
+    "### From conftest.py",
+    "",
+    "- `assert_ok(response)` - fails on a non-2xx status",
+    "",
+]
+
+
+def test_squash_keeps_a_heading_repeated_under_different_parents(repo: Path, realdata: Path) -> None:
+    # A real AGENTS.md with `### From conftest.py` under two parents (issue 28, item 2): both are
+    # sections of their own; squash used to fold the second into the first and move its bullet.
+    lines = split_lines((realdata / "memory" / "codemie-code_AGENTS.md").read_text())
+    at = lines.index("## Development Commands")
+    lines = [*lines[:at], *FIXTURE_SECTIONS, *lines[at:]]
+    path = repo / "AGENTS.md"
+    path.write_text(join_lines(lines))
+    assert _run("memory", "squash", "--max-lines", "1000", "--max-bytes", "100000", str(path)) == (0, "", "")
+    assert split_lines(path.read_text()) == lines
+    # A union merge's real repeat is still repaired: the second `## Troubleshooting` and its
+    # `### Common Issues` fold into the first, its bullet under `### Common Issues`, not elsewhere.
+    path.write_text(join_lines([*lines, "", "## Troubleshooting", "", "### Common Issues", "", "- new: x"]))
+    code, _, _ = _run("memory", "squash", "--max-lines", "1000", "--max-bytes", "100000", str(path))
+    after = split_lines(path.read_text())
+    assert code == 1 and headings(after) == headings(lines)
+    issues = after.index("### Common Issues")
+    assert issues < after.index("- new: x") < after.index("### Diagnostic")
+    assert after.count("### From conftest.py") == 2
+    for heading, bullet in (("## Key Fixtures", "- `client`"), ("## Assertion Helpers", "- `assert_ok")):
+        start = after.index(heading)
+        assert after[start + 2] == "### From conftest.py" and after[start + 4].startswith(bullet)

@@ -75,3 +75,10 @@ def test_diff_refuses_unknown_revisions_and_changes_nothing(root: Path) -> None:
     before = snapshot(root)
     assert_refused(run(root, "diff", "fix-auth@9", "fix-auth"), "outside session 'fix-auth'")
     assert snapshot(root) == before
+
+
+def test_search_refuses_a_backreference_naming_it_and_runs_it_with_pcre(root: Path) -> None:
+    assert_refused(run(root, "search", r"(verify)_\w+\1"), r"a backreference (\1)", "RE2", "--pcre")
+    assert_refused(run(root, "search", r"verify(?=_token)"), "lookahead (?=...)", "--pcre")
+    found = run(root, "search", r"verify(?=_token)", "--pcre", "--all-history")
+    assert found.exit_code == 0 and "verify" in found.stdout, found.output

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import orjson
 import pytest
+from click.testing import CliRunner, Result
 
 from helpers.cli import EXAMPLE, assert_refused, run, snapshot
 from helpers.messages import sample_turns
+from sessionstore.cli.main import cli
 from sessionstore.plumbing.fsutil import write_temp
 from sessionstore.porcelain.store import SessionStore
 
@@ -234,3 +236,36 @@ def test_fsck_checks_and_rebuilds_the_conversation_index(root: Path) -> None:
         and "rebuilt index/conversations.jsonl from the logs (1 conversation)" in fixed.stdout
     )
     assert run(root, "fsck").exit_code == 0
+
+
+def _here(*args: str) -> Result:
+    """`session ARGS...` with no --store and no SESSIONSTORE_DIR: the store is found from the cwd."""
+    return CliRunner().invoke(cli, list(args), env={"SESSIONSTORE_DIR": None}, catch_exceptions=False)
+
+
+def test_outside_git_a_subdirectory_finds_the_store_above_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 28, item 9: from a subdirectory, outside git, `session list` said to `session init` again.
+    if any((d / ".git").exists() or (d / ".sessions").exists() for d in tmp_path.parents):
+        pytest.skip(f"a .git or .sessions above {tmp_path} would be found first")
+    project = tmp_path / "proj"
+    (project / "src" / "deep").mkdir(parents=True)
+    monkeypatch.chdir(project)
+    assert _here("init").exit_code == 0 and (project / ".sessions" / "VERSION").is_file()
+    monkeypatch.chdir(project / "src" / "deep")
+    assert _here("import", "--example").exit_code == 0
+    assert _here("list").stdout.split()[0] == "fix-auth"
+    assert SessionStore.open(project / ".sessions", create=False).sessions() == ["fix-auth"]
+    again = _here("init")  # not a second store below the first: it says where the store is
+    assert again.exit_code == 0 and not (project / "src" / "deep" / ".sessions").exists()
+    assert f"{project / '.sessions'} is already a session store (1 session, found above" in again.stdout
+    elsewhere = tmp_path / "elsewhere" / "x"
+    elsewhere.mkdir(parents=True)
+    monkeypatch.chdir(elsewhere)
+    result = _here("list")  # nothing above: it says where it looked and what init would create
+    assert_refused(
+        result,
+        f"looked for .sessions/ in {elsewhere} and every directory above it; not in a git repository",
+        f"run `session init` to create {elsewhere / '.sessions'}",
+    )

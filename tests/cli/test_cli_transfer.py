@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ToolCallPart, ToolReturnPart
 
@@ -160,3 +161,59 @@ def test_import_example_needs_no_path(root: Path) -> None:
     assert_refused(run(root, "import"), "give a transcript FILE", "--example")
     assert_refused(run(root, "import", str(EXAMPLE), "--example"), "one of them")
     assert snapshot(root) == before
+
+
+def test_a_file_of_sub_agent_lines_imports_as_that_agents_session(root: Path, tmp_path: Path) -> None:
+    # Claude Code writes each sub-agent to <session>/subagents/agent-<id>.jsonl, every line
+    # `isSidechain` with its `agentId` (issue 28, item 4: was "no Claude Code messages found").
+    from helpers.transcript_checks import CODEMIE, raw_lines
+
+    lines = raw_lines(CODEMIE)
+    for line in lines:
+        if line.get("type") in ("user", "assistant", "system"):
+            line.update(isSidechain=True, agentId="a9f4657")
+    agent = tmp_path / "subagents" / "agent-a9f4657.jsonl"
+    agent.parent.mkdir()
+    agent.write_text("".join(orjson.dumps(line).decode() + "\n" for line in lines))
+    result = run(root, "import", str(agent))
+    assert result.exit_code == 0, result.stderr
+    parent_id = lines[0].get("sessionId") or next(ln["sessionId"] for ln in lines if "sessionId" in ln)
+    name = f"{parent_id}-agent-a9f4657"
+    assert f"as {name}: " in result.stdout
+    main = read_transcript(CODEMIE)  # the same lines, as the main conversation: the same messages
+    assert _history(root, name) == [m for s in main.steps for m in s.messages]
+    # In a file that holds the main conversation too, sub-agent lines stay out of it.
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(CODEMIE.read_text() + agent.read_text())
+    assert [m for s in read_transcript(mixed).steps for m in s.messages] == _history(root, name)
+
+
+def test_a_codex_session_is_titled_by_its_request_and_show_folds_the_injected_context(
+    root: Path, tmp_path: Path
+) -> None:
+    # issue 28, item 10: the title was the injected AGENTS.md and `show` opened with its 270 lines.
+    from helpers.transcript_checks import AGENTS_MD, CODEX, PERMISSIONS, codex_as_the_cli_writes_it
+
+    cwd = "/Users/Sample_User/naya"
+    source = tmp_path / CODEX.name
+    lines = codex_as_the_cli_writes_it(CODEX, cwd)
+    source.write_text("".join(orjson.dumps(line).decode() + "\n" for line in lines))
+    assert run(root, "import", str(source), "--as", "cx").exit_code == 0
+    listed = run(root, "list").stdout
+    assert listed.rstrip().endswith("analyze trascript and summarzie action items related to…"), listed
+    shown = run(root, "show", "cx@1").stdout.splitlines()
+    agents = f"# AGENTS.md instructions for {cwd}\n\n<INSTRUCTIONS>\n{AGENTS_MD.read_text()}</INSTRUCTIONS>"
+    assert shown[2:5] == [
+        f"system     [permissions instructions (sandbox and approvals): {len(PERMISSIONS.splitlines())} "
+        "lines; --full shows it]",
+        f"user       [AGENTS.md instructions for {cwd}: {len(agents.splitlines())} lines; --full shows it]",
+        f"           [environment context ({cwd}): 7 lines; --full shows it]",
+    ]
+    assert shown[5] == "           # Files mentioned by the user:"  # then the request, whole
+    assert "## Core Rules" not in "\n".join(shown)
+    full = run(root, "show", "cx@1", "--full").stdout
+    assert "## Core Rules" in full and "<approval_policy>on-request</approval_policy>" in full
+    page = tmp_path / "cx.html"
+    assert run(root, "export", "cx", "--format", "html", "-o", str(page)).exit_code == 0
+    html = page.read_text()
+    assert f'<details class="injected"><summary>[AGENTS.md instructions for {cwd}] ' in html  # closed

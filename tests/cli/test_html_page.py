@@ -6,6 +6,7 @@ browser tests open the exported file in headless Chromium and assert on the DOM 
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.usage import RequestUsage
 
 from helpers.browser import Tree, dom, require_chromium, screenshot
+from helpers.transcript_checks import CODEMIE, insert_compaction, raw_lines
 from sessionstore.cli.html_page import render_page
 from sessionstore.cli.main import cli
 from sessionstore.porcelain.store import SessionStore
@@ -230,3 +232,36 @@ def test_every_message_appears_once_under_the_commit_that_brought_it(
     markers = [int(m.attrs["data-seq"]) for m in tree.find("div", "marker")]
     assert markers and markers[-1] == s.head.seq  # never the fallback: the head's commit is marked
     assert markers == sorted(markers) and len(set(markers)) == len(markers)
+
+
+def test_in_a_browser_an_imported_claude_code_compaction_is_a_drop_with_its_recorded_tokens(
+    tmp_path: Path,
+) -> None:
+    # A real Claude Code transcript with the compaction Claude Code writes (boundary + summary) after
+    # its "proceed" turn (issue 28, item 3): was a slope titled "45,836 -> 45,836".
+    require_chromium()
+    meta = {"trigger": "auto", "preTokens": 155432, "postTokens": 15771}
+    lines = insert_compaction(raw_lines(CODEMIE), 94, "Summary: a codex metrics plugin.", meta)
+    source = tmp_path / "compacted.jsonl"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    root = SessionStore.open(tmp_path / "store").root
+    runner = CliRunner()
+    done = runner.invoke(cli, ["--store", str(root), "import", str(source), "--as", "cc"])
+    assert done.exit_code == 0, done.stderr
+    log = SessionStore.open(root, create=False).log("cc").scan(since_reset=False)[0]
+    at = next(i for i, c in enumerate(log) if c.kind == "compaction")
+    compaction, parent = log[at], log[at - 1]
+    assert compaction.extra["tokens_before"] == parent.tokens > compaction.tokens
+    recorded = "Claude Code recorded 155,432 -> 15,771 tok, auto"
+    oneline = runner.invoke(cli, ["--store", str(root), "log", "cc", "--oneline"]).stdout
+    assert f"{parent.tokens:,} -> {compaction.tokens:,} tok  ({recorded})" in oneline
+    page = tmp_path / "cc.html"
+    _export(root, "cc", page)
+    tree = Tree(dom(page))
+    (drop,) = tree.find("line", "drop")
+    assert drop.attrs["data-seq"] == str(compaction.seq)
+    assert float(drop.attrs["x1"]) == float(drop.attrs["x2"])  # straight down, at the compaction
+    assert float(drop.attrs["y1"]) < float(drop.attrs["y2"])  # from before (higher) to after
+    title = drop.all_text()
+    assert f"{parent.tokens:,} -> {compaction.tokens:,} tok" in title and recorded in title
+    assert recorded in tree.find("p", "summary-note")[0].all_text()

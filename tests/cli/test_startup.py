@@ -43,7 +43,7 @@ STORE_PATH = {
     "sessionstore.cli.output", "sessionstore.cli.store_cmds", "sessionstore.accounting",
     "sessionstore.accounting.settings", "sessionstore.plumbing", "sessionstore.plumbing.fsutil",
     "sessionstore.plumbing.names", "sessionstore.plumbing.locks", "sessionstore.plumbing.logs",
-    "sessionstore.plumbing.commits",
+    "sessionstore.plumbing.commits", "sessionstore.plumbing.file_backend",
     "sessionstore.plumbing.objects", "sessionstore.plumbing.refs", "sessionstore.porcelain",
     "sessionstore.porcelain.session", "sessionstore.porcelain.session.layout",
     "sessionstore.porcelain.session.heads", "sessionstore.porcelain.session.heads_file",
@@ -55,6 +55,7 @@ ROWS = {
     "sessionstore.porcelain.session.file_moves",  # set titles (`file_moves.titles_dir`)
     "sessionstore.porcelain.history.lookup",
     "sessionstore.porcelain.session.revisions",  # naming's `conversation_of`
+    "sessionstore.formats", "sessionstore.formats.injected",  # titles skip injected context (one regex)
 }  # fmt: skip
 """Added once there are rows to print from the heads cache: its cells are the rendered columns."""
 CELLS = {  # the context column: the window, and the calibrated reading (DESIGN §6)

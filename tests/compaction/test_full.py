@@ -21,8 +21,9 @@ from sessionstore.accounting.tokens import estimate_messages
 from sessionstore.compaction.full import full_compact, split_point
 from sessionstore.compaction.turns import Tail, pairs_intact
 from sessionstore.errors import CompactionError
-from sessionstore.summary.extractive import EXTRACTIVE_MARKER
+from sessionstore.summary.offline import MARKER
 from sessionstore.summary.skeleton import HEADINGS, is_summary_request, section_body, validate_summary
+from sessionstore.summary.user_words import HEADING as USER_WORDS
 
 PAD = "output line\n" * 400  # ~1,600 tokens
 
@@ -50,13 +51,16 @@ def test_summary_then_tail_within_budget() -> None:
     head, *tail = result.messages
     assert is_summary_request(head) and head.parts[-1] == CompactionPart(content=result.summary)
     assert head.parts[0].content == "You are a careful engineer."  # carried, not lost
-    assert validate_summary(result.summary) == [] and EXTRACTIVE_MARKER in result.summary
+    assert validate_summary(result.summary) == [] and MARKER in result.summary
     assert tail == history[-12:]  # three whole turns (~1,250 tokens each) fit in 4,000 tokens, four do not
     assert sum(sizes[-12:]) <= 4000 < sum(sizes[-16:])
     assert result.sizes == estimate_messages(result.messages)
     assert result.tokens_before == sum(sizes) and result.tokens_after == sum(result.sizes)
     assert pairs_intact(result.messages)
-    assert "request 0" in section_body(result.summary, "## Goal")
+    assert section_body(result.summary, "## Goal") == "request 6: edit src/m6.py"  # the latest summarized
+    *said, last = [line for line in section_body(result.summary, USER_WORDS).split("\n") if line]
+    assert said == [f"> request {i}: edit src/m{i}.py" for i in range(7)]
+    assert last.startswith("The store keeps every message this summary replaced (28 so far)")
 
 
 def test_half_the_full_level_caps_the_tail() -> None:
@@ -72,8 +76,10 @@ def test_successive_compactions_merge() -> None:
     first = full_compact(history, estimate_messages(history), settings=settings, full_level=100_000)
     grown = first.messages + [m for i in range(6, 9) for m in turn(i)]
     second = full_compact(grown, estimate_messages(grown), settings=settings, full_level=100_000)
-    assert section_body(second.summary, "## Goal") == section_body(first.summary, "## Goal")
-    assert "edit(path=src/m0.py)" in second.summary and "edit(path=src/m6.py)" in second.summary
+    said = section_body(second.summary, USER_WORDS)
+    assert "> request 0: edit src/m0.py" in said and "> request 6: edit src/m6.py" in said  # carried, merged
+    assert said.count("request 0") == 1 and "## Goal" not in said  # not quoted a second time
+    assert "`src/m0.py`" in second.summary and "`src/m6.py`" in second.summary  # the work log, carried
     assert second.messages[0].parts[0].content == "You are a careful engineer."
     assert sum(1 for p in second.messages[0].parts if isinstance(p, SystemPromptPart)) == 1
 
@@ -122,8 +128,9 @@ def test_llm_summary_is_the_head() -> None:
     history = history_of(4)
     sizes = estimate_messages(history)
     sync = full_compact(history, sizes, settings=Settings(), full_level=4000, model=FunctionModel(answer))
-    assert sync.summary == valid
-    assert any(isinstance(p, CompactionPart) and p.content == valid for p in sync.messages[0].parts)
+    assert sync.summary.startswith(valid.rstrip())  # the model's skeleton, then what is added to it
+    assert "> request 0: edit src/m0.py" in section_body(sync.summary, USER_WORDS)
+    assert any(isinstance(p, CompactionPart) and p.content == sync.summary for p in sync.messages[0].parts)
 
 
 def test_sizes_must_match() -> None:
@@ -132,7 +139,7 @@ def test_sizes_must_match() -> None:
 
 
 def test_summary_fits_its_share_at_small_windows() -> None:
-    """Issue 11: at small windows the summary took 2.2x a 10% share; now it is sized to it."""
+    """Issue 26: a summary takes at most a quarter of the full level, and at most its two settings."""
     from sessionstore.accounting.tokens import count_text
     from sessionstore.compaction.full import summary_budget
 
@@ -148,8 +155,8 @@ def test_summary_fits_its_share_at_small_windows() -> None:
         ]
     sizes = estimate_messages(history)
     for full_level, setting in ((4000, 4000), (20_000, 4000), (1_000_000, 700)):
-        settings = Settings(summary_max_tokens=setting)
+        settings = Settings(summary_max_tokens=setting, summary_user_tokens=setting)
         budget = summary_budget(settings, full_level)
-        assert budget == min(setting, full_level // 10)
+        assert budget == min(2 * setting, full_level // 4)
         result = full_compact(history, sizes, settings=settings, full_level=full_level)
         assert count_text(result.summary) <= budget

@@ -16,7 +16,7 @@ from sessionstore.accounting.tokens import estimate_messages
 from sessionstore.compaction.turns import last_user_request, pairs_intact
 from sessionstore.compaction.ultimate import MIN_ULTIMATE_BUDGET, merge_summaries, ultimate_compact
 from sessionstore.errors import CompactionError
-from sessionstore.summary.extractive import EXTRACTIVE_MARKER
+from sessionstore.summary.offline import MARKER
 from sessionstore.summary.skeleton import HEADINGS, is_summary_request, validate_summary
 from sessionstore.summary.text import user_text
 
@@ -112,7 +112,7 @@ def test_without_summaries_the_dropped_part_is_summarized_offline() -> None:
     result = ultimate_compact(
         history, estimate_messages(history), budget=2000, summaries=[], settings=Settings()
     )
-    assert EXTRACTIVE_MARKER in result.summary and sum(result.sizes) <= 2000
+    assert MARKER in result.summary and sum(result.sizes) <= 2000
     assert last_prompt_text(result.messages).startswith("request 5")
 
 

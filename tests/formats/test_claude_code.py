@@ -28,14 +28,12 @@ from helpers.transcript_checks import (
     assert_serializable,
     calls_of,
     flat,
+    insert_compaction,
+    raw_lines,
     returns_of,
 )
 from sessionstore.errors import ImportFormatError
 from sessionstore.formats.transcripts import export_pydantic_ai, read_transcript, starts_turn
-
-
-def raw_lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def raw_blocks(path: Path, line_type: str, block_type: str) -> list[dict[str, Any]]:
@@ -156,44 +154,6 @@ def test_spotter_interrupt_marker_and_local_command_do_not_split_a_tool_pair() -
     assert transcript.steps[2].messages[0].parts[0].content.startswith("scrolling back in xterm.js")
 
 
-def insert_compaction(lines: list[dict[str, Any]], after: int, summary: str) -> list[dict[str, Any]]:
-    """Insert compact_boundary + isCompactSummary after line `after` (1-based), as Claude Code does."""
-    prev = lines[after - 1]
-    stamp = prev.get("timestamp", "2026-01-02T15:00:00.000Z")
-    boundary = {
-        "parentUuid": None,
-        "logicalParentUuid": prev.get("uuid"),
-        "isSidechain": False,
-        "userType": "external",
-        "cwd": prev.get("cwd"),
-        "sessionId": prev.get("sessionId"),
-        "version": prev.get("version"),
-        "type": "system",
-        "subtype": "compact_boundary",
-        "content": "Conversation compacted",
-        "isMeta": False,
-        "timestamp": stamp,
-        "uuid": "c0ffee00-0000-4000-8000-000000000001",
-        "level": "info",
-        "compactMetadata": {"trigger": "manual", "preTokens": 130416},
-    }
-    summary_line = {
-        "parentUuid": boundary["uuid"],
-        "isSidechain": False,
-        "userType": "external",
-        "cwd": prev.get("cwd"),
-        "sessionId": prev.get("sessionId"),
-        "version": prev.get("version"),
-        "type": "user",
-        "message": {"role": "user", "content": summary},
-        "isVisibleInTranscriptOnly": True,
-        "isCompactSummary": True,
-        "uuid": "c0ffee00-0000-4000-8000-000000000002",
-        "timestamp": stamp,
-    }
-    return [*lines[:after], boundary, summary_line, *lines[after:]]
-
-
 SUMMARY = (
     "This session is being continued from a previous conversation that ran out of context. "
     "The conversation is summarized below:\nAnalysis: the user wants a codex metrics plugin."
@@ -213,6 +173,8 @@ def test_compact_boundary_becomes_a_compaction_step(tmp_path: Path) -> None:
     part = step.messages[0].parts[0]
     assert isinstance(part, CompactionPart) and part.content == SUMMARY
     assert part.metadata == {"claude_code": {"trigger": "manual", "preTokens": 130416}}
+    assert step.recorded == {"by": "Claude Code", "tokens_before": 130416, "trigger": "manual"}
+    assert all(s.recorded is None for s in transcript.steps if s is not step)
     assert transcript.steps[at - 1].messages[0].parts[0].content == "proceed"
     assert transcript.steps[at + 1].messages[0].parts[0].content.startswith("a - run codex exec")
     # Nothing else changed: the same tool pairs, and the summary is not a turn of its own.

@@ -76,6 +76,24 @@ def two_clones(base: Path, sessions: int = 0) -> tuple[SessionStore, SessionStor
     return alice, bob, names
 
 
+def apart_clones(base: Path, name: str) -> tuple[str, SessionStore, SessionStore]:
+    """(url, alice, bob): two clones of a bare remote `base/origin.git` that shared session `name`
+    (one turn), then each added a turn to it; alice pushed hers, so bob's next pull diverges."""
+    from helpers.messages import tagged_turn
+    from sessionstore.porcelain.sharing.pull import pull
+    from sessionstore.porcelain.sharing.push import push
+
+    url = bare_remote(base / "origin.git")
+    alice, bob = clone(base / "alice", url), clone(base / "bob", url)
+    alice.session(name).append(tagged_turn(0, 0))
+    push(alice)
+    pull(bob)
+    alice.session(name).append(tagged_turn(0, 1))
+    bob.session(name).append(tagged_turn(1, 0))
+    push(alice)
+    return url, alice, bob
+
+
 def store_files(store: SessionStore) -> dict[str, bytes]:
     """Logs, refs and objects of a store with their bytes (locks and metadata left out)."""
     out = {}

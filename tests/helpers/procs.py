@@ -5,15 +5,20 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 HELPERS = Path(__file__).resolve().parent
 
 
-def spawn(script: str, *args: object, stdin: int | None = None) -> subprocess.Popen[str]:
-    """Start `tests/helpers/<script>` with this interpreter; stdout is read as text lines."""
+def spawn(
+    script: str, *args: object, stdin: int | None = None, env: Mapping[str, str] | None = None
+) -> subprocess.Popen[str]:
+    """Start `tests/helpers/<script>` with this interpreter; stdout is read as text lines. `env`
+    replaces this process's environment (PYTHONPATH is set either way)."""
+    base = os.environ if env is None else env
     env = {
-        **os.environ,
+        **base,
         "PYTHONPATH": os.pathsep.join([str(HELPERS.parent), os.environ.get("PYTHONPATH", "")]),
     }
     return subprocess.Popen(

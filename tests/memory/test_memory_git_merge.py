@@ -61,7 +61,7 @@ def _diverge(repo: Path) -> None:
 def _sections(repo: Path) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for section in split_sections(split_lines((repo / "MEMORY.md").read_text())):
-        title = section.key[1] if section.key else ""
+        title = section.title
         lines = [line for unit in section.body for line in unit.lines if line.strip()]
         out.setdefault(title, []).extend(lines)
     return out
@@ -140,3 +140,42 @@ def test_the_post_merge_hook_squashes_a_fast_forward_past_the_cap(repo: Path) ->
     assert len(split_lines(memory.read_text())) <= 200
     assert "review it and commit it" in merged.stderr
     assert git(repo, "status", "--porcelain").stdout.strip() == "M MEMORY.md"
+
+
+def test_the_driver_survives_the_venv_that_registered_it(repo: Path, tmp_path: Path) -> None:
+    # issue 28, item 6: the driver was registered with the venv's absolute path; a new venv broke it.
+    import os
+    import sys
+
+    venv_bin = tmp_path / "old-venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    session = venv_bin / "session"
+    used = tmp_path / "used.log"
+    real = Path(sys.executable).with_name("session")
+    session.write_text(f'#!/bin/sh\necho old >> "{used}"\nexec "{real}" "$@"\n')
+    session.chmod(0o755)
+    install_merge_driver(repo, executable=str(session))
+    _diverge(repo)
+    tip = git(repo, "rev-parse", "HEAD").stdout.strip()
+
+    def merge(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        git(repo, "reset", "-q", "--hard", tip)
+        done = subprocess.run(
+            ["git", "merge", "-q", "other", "-m", "merge"], cwd=repo, env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0 and git(repo, "status", "--porcelain").stdout == "", done.stderr
+        return done
+
+    merge(_env())
+    assert used.read_text() == "old\n"  # the executable that registered it, while it exists
+    structured = (repo / "MEMORY.md").read_text()
+    assert structured.count("## Session notes") == 1
+    session.unlink()  # the venv is gone (recreated elsewhere): `session` on PATH merges the same
+    merge(_env())
+    assert (repo / "MEMORY.md").read_text() == structured
+    # No `session` anywhere: git's union merge, as clones without the driver get, and it says so.
+    bare = git_env(PATH=os.pathsep.join(p for p in ("/usr/bin", "/bin") if Path(p).is_dir()))
+    done = merge(bare)
+    assert "no 'session' executable" in done.stderr and "union" in done.stderr
+    text = (repo / "MEMORY.md").read_text()
+    assert "alice-session" in text and "bob-session" in text and "- gotcha from bob" in text

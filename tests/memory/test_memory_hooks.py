@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -98,21 +99,50 @@ def test_init_outside_git_is_refused(tmp_path: Path) -> None:
 
 
 def test_install_refuses_to_clobber_without_force(repo: Path) -> None:
-    target = install_git_hook(repo)
-    assert target == repo / ".git" / "hooks" / "pre-commit"
+    installed = install_git_hook(repo)
+    target = repo / ".git" / "hooks" / "pre-commit"
+    assert installed == (target, None)
     assert os.access(target, os.X_OK) and target.read_text() == hook_script()
-    assert install_git_hook(repo) == target  # ours again: a no-op, not a clobber
+    assert install_git_hook(repo) == (target, None)  # ours again: a no-op, not a clobber
     target.write_text("#!/bin/sh\necho mine\n")
     with pytest.raises(MemoryFileError, match="--force"):
         install_git_hook(repo)
     assert target.read_text() == "#!/bin/sh\necho mine\n"
-    install_git_hook(repo, force=True)
-    assert target.read_text() == hook_script()
+
+
+def test_force_keeps_the_users_hook_as_local_and_runs_it_first(repo: Path) -> None:
+    # issue 28, item 6: --force used to delete the user's own hook.
+    hooks = repo / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    mine = '#!/bin/sh\necho ran >> "$(git rev-parse --show-toplevel)/mine.log"\n[ ! -f STOP ]\n'
+    (hooks / "pre-commit").write_text(mine)
+    (hooks / "pre-commit").chmod(0o755)
+    installed = install_git_hook(repo, force=True)
+    assert installed == (hooks / "pre-commit", hooks / "pre-commit.local")
+    assert (hooks / "pre-commit.local").read_text() == mine and os.access(hooks / "pre-commit.local", os.X_OK)
+    assert (hooks / "pre-commit").read_text() == hook_script()
+    env = _env(SESSIONSTORE_BIN=str(BIN / "session"))
+    (repo / "MEMORY.md").write_text(_big_memory())
+    (repo / "STOP").write_text("")  # the user's hook refuses: the commit stops, ours never ran
+    _git(repo, "add", "MEMORY.md")
+    refused = subprocess.run(["git", "commit", "-qm", "m"], cwd=repo, env=env, capture_output=True, text=True)
+    assert refused.returncode == 1 and (repo / "mine.log").read_text() == "ran\n"
+    assert (repo / "MEMORY.md").read_text() == _big_memory()
+    (repo / "STOP").unlink()
+    first = subprocess.run(["git", "commit", "-qm", "m"], cwd=repo, env=env, capture_output=True, text=True)
+    assert first.returncode == 1 and "squashed" in first.stderr  # both ran: the user's, then ours
+    assert (repo / "mine.log").read_text() == "ran\nran\n"
+    # A second --force over another hook of the user's would need the .local name again: refused.
+    (hooks / "pre-commit").write_text("#!/bin/sh\necho other\n")
+    with pytest.raises(MemoryFileError, match=r"pre-commit.local .* exists too"):
+        install_git_hook(repo, force=True)
+    assert (hooks / "pre-commit").read_text() == "#!/bin/sh\necho other\n"
+    assert (hooks / "pre-commit.local").read_text() == mine
 
 
 def test_install_honours_core_hooks_path(repo: Path) -> None:
     _git(repo, "config", "core.hooksPath", "githooks")
-    assert install_git_hook(repo) == repo / "githooks" / "pre-commit"
+    assert install_git_hook(repo).path == repo / "githooks" / "pre-commit"
 
 
 def test_plain_hook_stops_the_commit_then_lets_it_through(repo: Path) -> None:
@@ -136,33 +166,75 @@ def test_plain_hook_stops_the_commit_then_lets_it_through(repo: Path) -> None:
     assert _git(repo, "show", "HEAD:MEMORY.md").stdout == (repo / "MEMORY.md").read_text()
 
 
+def _documented_snippet() -> dict:
+    """The `.pre-commit-config.yaml` docs/memory.md gives for the pre-commit framework."""
+    import yaml  # pre-commit's own dependency
+
+    text = (REPO / "docs" / "memory.md").read_text()
+    blocks = re.findall(r"```yaml\n(.*?)```", text, re.S)
+    (snippet,) = [b for b in blocks if "github.com/<owner>/sessionstore" in b]
+    return yaml.safe_load(snippet)
+
+
+def _copy_of_this_repository(path: Path) -> Path:
+    """What a user's pre-commit clones: this repository's files (as they are in the work tree, so a
+    test of a change tests the change) committed on `main` in a repository of its own."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO, env=_env(), capture_output=True, check=True,
+    ).stdout  # fmt: skip
+    for rel in filter(None, listed.decode().split("\0")):
+        if (REPO / rel).is_file():
+            (path / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / rel, path / rel)
+    _git(path, "init", "-q", "-b", "main")
+    _git(path, "add", "-A")
+    _git(path, "commit", "-qm", "sessionstore")
+    return path
+
+
+def test_every_documented_snippet_gives_the_same_rev() -> None:
+    rev = _documented_snippet()["repos"][0]["rev"]
+    comment = (REPO / ".pre-commit-hooks.yaml").read_text()
+    assert f"#     rev: {rev}\n" in comment
+    assert "v0.1.0" not in comment + (REPO / "docs" / "memory.md").read_text()  # a tag that never was
+
+
 @pytest.mark.slow
-def test_pre_commit_framework_runs_the_hook_from_this_repo(repo: Path, tmp_path: Path) -> None:
+def test_the_documented_pre_commit_snippet_resolves_and_runs(repo: Path, tmp_path: Path) -> None:
+    # issue 28, item 5: the docs said `rev: v0.1.0`, which the repository does not have.
     pre_commit = shutil.which("pre-commit", path=str(BIN))
     if pre_commit is None:
         pytest.skip("pre-commit is not installed in this environment")
+    upstream = _copy_of_this_repository(tmp_path / "sessionstore")
+    config = _documented_snippet()
+    documented = config["repos"][0]["rev"]
+    assert (
+        _git(upstream, "rev-parse", "--verify", "-q", f"{documented}^{{commit}}", check=False).returncode == 0
+    )
+    config["repos"][0]["repo"] = str(upstream)  # the one change: a local copy instead of GitHub
+    import yaml
+
+    (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     (repo / "MEMORY.md").write_text(_big_memory())
-    _git(repo, "add", "MEMORY.md")
-    # An isolated cache: pre-commit builds the hook's venv by pip-installing this repository.
+    _git(repo, "add", "MEMORY.md", ".pre-commit-config.yaml")
+    # An isolated cache: pre-commit clones the repository at the rev and pip-installs it into a venv.
     env = _env(PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"))
-    command = [pre_commit, "try-repo", str(REPO), "memory-squash", "--files", "MEMORY.md"]
+    command = [pre_commit, "run", "memory-squash", "--files", "MEMORY.md"]
     first = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, timeout=600)
     assert first.returncode == 1, first.stdout + first.stderr
     assert "files were modified by this hook" in first.stdout
     assert len(split_lines((repo / "MEMORY.md").read_text())) <= 200
-    # A second try-repo would rebuild the hook venv from scratch (try-repo uses a throwaway store), so
-    # the "re-stage and pass" half runs the same entry point directly: exit 0, nothing changed.
     _git(repo, "add", "MEMORY.md")
-    staged = (repo / "MEMORY.md").read_text()
-    second = subprocess.run(
-        [str(BIN / "session"), "memory", "squash", "MEMORY.md"],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
+    again = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stdout + again.stderr  # re-staged: passes, nothing changed
+    # How the docs say to pin a commit: `pre-commit autoupdate` writes main's head commit id.
+    pinned = subprocess.run(
+        [pre_commit, "autoupdate"], cwd=repo, env=env, capture_output=True, text=True, timeout=120
     )
-    assert second.returncode == 0, second.stdout + second.stderr
-    assert (repo / "MEMORY.md").read_text() == staged
+    assert pinned.returncode == 0, pinned.stdout + pinned.stderr
+    rev = yaml.safe_load((repo / ".pre-commit-config.yaml").read_text())["repos"][0]["rev"]
+    assert rev == _git(upstream, "rev-parse", "main").stdout.strip() and re.fullmatch(r"[0-9a-f]{40}", rev)
 
 
 def test_the_post_merge_hook_ships_too() -> None:

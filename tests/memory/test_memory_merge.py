@@ -16,7 +16,7 @@ def _under(lines: list[str]) -> dict[str, list[str]]:
     """{heading title: its non-blank lines}."""
     out: dict[str, list[str]] = {}
     for section in split_sections(lines):
-        title = section.key[1] if section.key else ""
+        title = section.title
         out.setdefault(title, []).extend(line for u in section.body for line in u.lines if line.strip())
     return out
 
@@ -61,8 +61,9 @@ def test_duplicated_headings_become_one_in_the_first_place() -> None:
 
 
 LINE = st.sampled_from(
-    ["## A", "## B", "## C", "- a1", "- a2", "- b1", "- shared", "", "  - sub", "```", "text"]
+    ["# T", "## A", "## B", "## C", "### X", "- a1", "- a2", "- b1", "- shared", "", "  - sub", "```", "text"]
 )
+"""Headings at three levels, so a section is matched by its whole path (`### X` under A or B)."""
 
 
 @hyp_settings(max_examples=150, deadline=None)
@@ -96,3 +97,51 @@ def test_merging_a_file_with_itself_only_tidies_it(lines: list[str]) -> None:
     once = merge_three(lines, lines, lines)
     assert merge_three(once, once, once) == once
     assert set(once) <= {*lines, "", "```"}  # nothing new but blank lines and a closed code block
+
+
+def test_a_heading_repeated_under_different_parents_is_two_sections() -> None:
+    lines = ["## Key Fixtures", "### From conftest.py", "- client", "## Assertion Helpers"]
+    lines += ["### From conftest.py", "- assert_ok"]
+    assert merge_duplicate_headings(lines) == (lines, [])
+    keys = [s.key for s in split_sections(lines)]
+    assert keys[1] == ((2, "key fixtures"), (3, "from conftest.py"))
+    assert keys[3] == ((2, "assertion helpers"), (3, "from conftest.py"))
+
+
+def test_a_repeated_parent_brings_its_subsections_under_the_first() -> None:
+    lines = ["## A", "- a", "### X", "- x", "## B", "- b", "## A", "- a2", "### Y", "- y"]
+    kept, removed = merge_duplicate_headings(lines)
+    assert [line for line in kept if line] == [
+        "## A",
+        "- a",
+        "- a2",
+        "### X",
+        "- x",
+        "### Y",
+        "- y",
+        "## B",
+        "- b",
+    ]
+    assert removed == ["## A"]
+
+
+TREE_LINE = st.sampled_from(
+    ["# T", "## A", "## B", "### X", "### Y", "#### X", "- 1", "- 2", "  - sub", "", "t"]
+)
+
+
+def _placed(lines: list[str]) -> set[tuple[object, str]]:
+    """(heading path, line) of every non-blank line below a heading."""
+    return {(s.key, ln) for s in split_sections(lines) for u in s.body for ln in u.lines if ln.strip()}
+
+
+@hyp_settings(max_examples=300, deadline=None)
+@given(st.lists(TREE_LINE, max_size=24))
+def test_every_line_stays_under_its_whole_heading_path(lines: list[str]) -> None:
+    kept, removed = merge_duplicate_headings(lines)
+    keys = [s.key for s in split_sections(kept)]
+    assert len(keys) == len(set(keys))  # each path once
+    assert _placed(kept) == _placed(lines)  # nothing lost, nothing moved to another parent
+    if len(set(s.key for s in split_sections(lines))) == len(split_sections(lines)):
+        assert (kept, removed) == (lines, [])  # no path repeats: the file is left as it is
+    assert merge_duplicate_headings(kept) == (kept, [])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sessionstore.summary.skeleton import HEADINGS, SKELETON, section_body, validate_summary
+from sessionstore.summary.skeleton import ADDED, HEADINGS, SKELETON, section_body, validate_summary
 
 
 def filled(**bodies: str) -> str:
@@ -23,7 +23,6 @@ def test_headings_match_design() -> None:
     assert HEADINGS == (
         "# Conversation summary",
         "## Goal",
-        "## Constraints & Preferences",
         "## Progress",
         "### Done",
         "### In Progress",
@@ -33,6 +32,15 @@ def test_headings_match_design() -> None:
         "## Critical Context",
     )
     assert all(h in SKELETON for h in HEADINGS)
+    assert ADDED == ("## Work so far", "## Rules found in files", "## What the user said")
+    assert not any(h in SKELETON for h in ADDED)  # never asked of a model: the program adds them
+
+
+def test_added_sections_may_follow_the_skeleton_but_not_precede_it() -> None:
+    after = VALID + "\n## Rules found in files\n- none\n\n## What the user said\n> hi\n"
+    assert validate_summary(after) == [] and section_body(after, "## What the user said") == "> hi"
+    before = "## What the user said\n> hi\n\n" + VALID
+    assert any("out of order" in p for p in validate_summary(before))
 
 
 def test_bare_skeleton_is_invalid_only_for_its_empty_goal() -> None:

@@ -71,8 +71,11 @@ class Settings:
     """The cl100k_base counter (DESIGN §6): "bpe-openai" (fast to load and count) or "tiktoken" (the
     reference); both give identical ids. Process-wide: the first store opened picks it."""
     summary_max_tokens: int = setting("positive_int", 4_000)
-    """Ceiling on a tier-2 summary (both summarizers; the offline one renders most important first
-    within it, and full compaction lowers it further at small windows)."""
+    """Ceiling on a tier-2 summary's own text: the skeleton (a model's, or the offline one), the work
+    log and the rules found in files. The user's words have their own budget."""
+    summary_user_tokens: int = setting("positive_int", 20_000)
+    """Ceiling on the user's own words a tier-2 summary quotes verbatim (`## What the user said`).
+    With the rest, a summary never takes more than a quarter of the full level (compaction/full.py)."""
 
     def __post_init__(self) -> None:
         # Direct construction is validated too, so no code path holds an impossible Settings.

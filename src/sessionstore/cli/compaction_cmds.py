@@ -6,12 +6,20 @@ All of them import pydantic-ai (through the session), so they do it inside the c
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from .history_cmds import log
-from .output import colour_enabled, complete_session, fail, open_store, require_session, store_path
+from .output import (
+    colour_enabled,
+    complete_session,
+    fail,
+    on_current_head,
+    open_store,
+    require_session,
+    store_path,
+)
 
 if TYPE_CHECKING:
     from ..porcelain.store import SessionStore
@@ -26,12 +34,16 @@ def compact(store: SessionStore, name: str, *, focus: str | None = None) -> int:
             '(--focus "the auth tests"), or leave --focus out'
         )
     name = require_session(store, name)
-    session = store.session(name, create=False)
-    before = session.tokens
-    commit = session.compact(focus=focus)
+    before: list[int] = []
+
+    def run(session: Any) -> Any:
+        before[:] = [session.tokens]
+        return session.compact(focus=focus)
+
+    commit = on_current_head(store, name, f"compact {name}", run)
     ref = f"checkpoints/{name}/{commit.extra.get('checkpoint')}"
     click.echo(
-        f"{commit.id[:7]} compaction tier {commit.tier} [{ref}] {before:,} -> {commit.tokens:,} tok, "
+        f"{commit.id[:7]} compaction tier {commit.tier} [{ref}] {before[0]:,} -> {commit.tokens:,} tok, "
         f"{commit.count} messages"
     )
     return 0

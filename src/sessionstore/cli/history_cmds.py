@@ -25,6 +25,7 @@ from .output import (
     local_time,
     no_pager_option,
     number,
+    on_current_head,
     open_store,
     painter,
     plural,
@@ -53,7 +54,8 @@ def describe(commit: Commit, before: int | None, target: str | None = None) -> s
     if kind == "compaction":
         ref = f"[checkpoints/{commit.session}/{commit.extra.get('checkpoint', '?')}]"
         source = " (imported)" if commit.extra.get("source") == "import" else ""
-        return f"compaction tier {commit.tier}{source}  {ref}  {number(before or 0)} -> {tokens}"
+        note = f"  ({recorded})" if (recorded := recorded_note(commit)) else ""
+        return f"compaction tier {commit.tier}{source}  {ref}  {number(before or 0)} -> {tokens}{note}"
     if kind in ("checkout", "fork"):
         where = f"{target} ({short_id(commit.target)})" if target else short_id(commit.target)
         origin = (
@@ -63,6 +65,26 @@ def describe(commit: Commit, before: int | None, target: str | None = None) -> s
         )
         return f"{kind:<10} -> {where}{origin}  {plural(commit.count, 'msg')}  {tokens}"
     return f"{kind:<10} +{plural(len(commit.sizes), 'msg')}  {tokens}{run_note(commit)}"
+
+
+def recorded_note(commit: Commit) -> str:
+    """What the agent an imported compaction came from recorded about it, as its provider counted:
+    `Claude Code recorded 155,432 -> 15,771 tok, auto` (either side alone when only one was written);
+    "" when it recorded nothing."""
+    recorded = commit.extra.get("recorded")
+    if not isinstance(recorded, dict):
+        return ""
+    before, after = recorded.get("tokens_before"), recorded.get("tokens_after")
+    if isinstance(before, int) and isinstance(after, int):
+        tokens = f"{number(before)} -> {number(after)} tok"
+    elif isinstance(before, int):
+        tokens = f"{number(before)} tok before"
+    elif isinstance(after, int):
+        tokens = f"{number(after)} tok after"
+    else:
+        tokens = "no token counts"
+    trigger = f", {recorded['trigger']}" if isinstance(recorded.get("trigger"), str) else ""
+    return f"{recorded.get('by', 'the source')} recorded {tokens}{trigger}"
 
 
 def run_note(commit: Commit) -> str:
@@ -267,13 +289,13 @@ def checkout(store: SessionStore, rev: str, *, fmt: str | None = None) -> int:
         where = f"{short_id(target.id)} ({target.session}@{target.seq})"
         click.echo(f"{target.session}: already at {where}; nothing changed")
         return 0
-    session = store.session(target.session, create=False)
-    commit = session.checkout(target.id)
+    # the commit of the session REV names, never re-read by id
+    commit = on_current_head(store, target.session, f"checkout {rev}", lambda s: s.checkout(target))
     if fmt == "json":
         print_json({"changed": True, "head": commit.to_json(), "target": target.to_json()})
         return 0
     click.echo(
-        f"{session.name}: head is now {short_id(commit.id)} (checkout of {short_id(target.id)}, "
+        f"{target.session}: head is now {short_id(commit.id)} (checkout of {short_id(target.id)}, "
         f"{target.session}@{target.seq}): {plural(commit.count, 'message')}, {number(commit.tokens)} tok"
     )
     return 0
@@ -295,7 +317,7 @@ def checkout_cmd(ctx: click.Context, rev: str, fmt: str | None) -> int:
 def fork(store: SessionStore, rev: str, new: str, *, fmt: str | None = None) -> int:
     """`session fork`: start session `new` from the state at `rev`; exit 0."""
     target = resolve(store, rev)
-    session = store.fork(target.id, new)
+    session = store.fork(target, new)
     if fmt == "json":
         head = session.head
         print_json(

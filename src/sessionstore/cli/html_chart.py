@@ -17,6 +17,7 @@ from html import escape
 from ..accounting.thresholds import over_threshold
 from ..plumbing.commits import Commit
 from ..porcelain.session.gauge import Gauge, format_tokens
+from .history_cmds import recorded_note
 
 WIDTH, HEIGHT = 960, 280
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 16, 40
@@ -41,7 +42,7 @@ def chart_svg(commits: Sequence[Commit], gauges: Sequence[Gauge]) -> str:
         return '<p class="empty">No commits yet: nothing to chart.</p>'
     data_max = max(
         max(c.tokens for c in commits),
-        max(int(c.extra.get("tokens_before") or 0) for c in commits),
+        max(_before(commits, i) for i in range(len(commits))),
         max(_measured(c) or 0 for c in commits),
         max(_peak(c) for c in commits),
         1,
@@ -90,7 +91,7 @@ def chart_svg(commits: Sequence[Commit], gauges: Sequence[Gauge]) -> str:
     stored: list[tuple[float, float]] = []
     for i, c in enumerate(commits):
         if c.kind == "compaction":  # the line falls straight down at the compaction, as the context did
-            stored.append((x(i), y(int(c.extra.get("tokens_before") or c.tokens))))
+            stored.append((x(i), y(_before(commits, i))))
         stored.append((x(i), y(c.tokens)))
     out.append(_polyline("tokens", stored))
     # The measured prefix is broken where a commit has none: a reset point invalidates it (DESIGN §6).
@@ -106,11 +107,12 @@ def chart_svg(commits: Sequence[Commit], gauges: Sequence[Gauge]) -> str:
         out.append(_polyline("measured", run if len(run) > 1 else [*run, (run[0][0] + 1, run[0][1])]))
     for i, c in enumerate(commits):
         if c.kind == "compaction":
-            before = int(c.extra.get("tokens_before") or c.tokens)
+            before = _before(commits, i)
+            note = f"; {escape(recorded)}" if (recorded := recorded_note(c)) else ""
             out.append(
                 f'<line class="drop" data-seq="{c.seq}" x1="{x(i):.1f}" x2="{x(i):.1f}" '
                 f'y1="{y(before):.1f}" y2="{y(c.tokens):.1f}"><title>compaction tier {c.tier} @{c.seq}: '
-                f"{before:,} -&gt; {c.tokens:,} tok</title></line>"
+                f"{before:,} -&gt; {c.tokens:,} tok{note}</title></line>"
             )
         if peak := _peak(c):
             out.append(
@@ -124,6 +126,16 @@ def chart_svg(commits: Sequence[Commit], gauges: Sequence[Gauge]) -> str:
     out.append("</svg>")
     out.append(_legend(gauges[-1], drawn, bool(measured), any(_peak(c) for c in commits)))
     return "".join(out)
+
+
+def _before(commits: Sequence[Commit], i: int) -> int:
+    """The local estimate a commit started from: a compaction's own `tokens_before`, else its parent's
+    tokens (an import written before imports recorded it), else its own."""
+    c = commits[i]
+    recorded = c.extra.get("tokens_before") if c.kind == "compaction" else None
+    if isinstance(recorded, int):
+        return recorded
+    return commits[i - 1].tokens if i > 0 and c.kind == "compaction" else c.tokens
 
 
 def _nice(value: float) -> int:

@@ -20,9 +20,10 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from ..accounting.settings import Settings
+from ..formats.injected import injected
 from ..plumbing.commits import Commit
 from ..porcelain.session.gauge import commit_gauge, commit_gauges, format_gauge
-from .history_cmds import describe
+from .history_cmds import describe, recorded_note
 from .html_chart import chart_svg
 from .output import number, plural, short_id
 from .render import call_args, format_call, text_of
@@ -173,6 +174,7 @@ def _marker(c: Commit, previous_tokens: int | None) -> str:
         before = c.extra.get("tokens_before", previous_tokens)
         tokens = f"{number(before)} -> " if isinstance(before, int) else ""
         focus = f" · focus {escape(str(c.extra['focus']))}" if c.extra.get("focus") else ""
+        focus += f" · {escape(recorded)}" if (recorded := recorded_note(c)) else ""
         ref = f"checkpoints/{escape(c.session)}/{k}"
         text = f"checkpoint {ref} · compaction tier {c.tier} · {what}, {tokens}{number(c.tokens)} tok{focus}"
     elif c.kind in ("checkout", "fork"):
@@ -212,6 +214,8 @@ def _message(index: int, message: Any, state: dict[str, Any], reset: Commit | No
         if kind == "compaction":
             role = "summary"
             rows.append(_summary(part, reset))
+        elif kind in ("system-prompt", "user-prompt") and (what := injected(text := text_of(part.content))):
+            rows.append(_collapsed(f"[{what}]", text, "injected"))  # an AGENTS.md, the sandbox: closed
         elif kind == "system-prompt":
             rows.append(f'<pre class="text system">{escape(part.content)}</pre>')
         elif kind == "user-prompt":
@@ -273,6 +277,8 @@ def _summary(part: Any, reset: Commit | None) -> str:
             what.append(f"replaces {plural(replaced, 'message')}")
         if isinstance(before, int):
             what.append(f"{number(before)} -> {number(reset.tokens)} tok")
+        if recorded := recorded_note(reset):
+            what.append(recorded)
         note = " · ".join(what)
     else:
         note = "compaction summary"

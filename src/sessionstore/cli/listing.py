@@ -52,6 +52,8 @@ _LAZY: dict[str, Any] = {}
 def _infos(store: SessionStore) -> tuple[list[SessionInfo], dict[str, str]]:
     """Every session's info, and the damaged ones with their error: one bad log hides no other."""
     try:
+        if store.on_object_storage:  # the heads' hints, O(sessions / 1000) requests (DESIGN §13)
+            return store.infos(), {}
         # the fast path: the heads cache (index/sessions.json)
         return cached_infos(store, titler=_derived_title), {}
     except CorruptObjectError:
@@ -190,6 +192,10 @@ def table(store: SessionStore, paint: Painter) -> tuple[list[str], dict[str, Any
     error: one bad log hides no other. Without colour, the columns themselves are what the heads cache
     remembers (`HeadsCache.memo`): an unchanged store is listed without a row being looked at."""
     cells, tag = cells_of(store)
+    if store.on_object_storage:  # no heads cache file: the rows from the heads' hints, untitled
+        infos, damaged = _infos(store)
+        rows = [(info.name, info.checkpoints, "", cells(info.head)) for info in infos]
+        return [row[0] for row in rows], _columns(rows, paint), damaged
     cache = HeadsCache(store)
     try:  # the fast path: what the heads cache (index/sessions.json) holds is not made again
         if not paint.enabled:

@@ -20,6 +20,7 @@ from ..memory.hooks import (
     init_memory,
     install_git_hook,
     install_merge_driver,
+    session_command,
 )
 from .output import FilePath, error_line
 
@@ -140,21 +141,27 @@ def hooks() -> None:
 
 
 @hooks.command("install")
-@click.option("--force", is_flag=True, help="Replace existing pre-commit / post-merge hooks.")
+@click.option(
+    "--force", is_flag=True, help="Install over existing hooks, keeping each as NAME.local (run first)."
+)
 def install_cmd(force: bool) -> int:
     """Install the MEMORY.md hooks (pre-commit squash, post-merge squash) and the merge driver.
 
-    The driver (git config plus .git/info/attributes, this clone only) merges MEMORY.md per heading.
+    A hook already there is kept as NAME.local and runs before ours (with --force; without it,
+    nothing is changed). The driver (git config plus .git/info/attributes, this clone only) merges
+    MEMORY.md per heading; it runs this `session`, else the one on PATH, else git's union merge.
 
     \b
     Example:  session hooks install --force
     """
     check_hooks_free(force=force)
     for name in HOOKS:
-        click.echo(f"installed {install_git_hook(force=force, name=name)}")
+        installed = install_git_hook(force=force, name=name)
+        kept = f" (your hook is now {installed.kept}, and runs first)" if installed.kept else ""
+        click.echo(f"installed {installed.path}{kept}")
     attributes, changed = install_merge_driver()
     said = f"added '{DRIVER_ATTRIBUTE}' to {attributes}" if changed else f"{attributes} already has it"
-    click.echo(f"registered the MEMORY.md merge driver: {said}")
+    click.echo(f"registered the MEMORY.md merge driver ({session_command()}, else `session` on PATH): {said}")
     return 0
 
 
@@ -169,7 +176,8 @@ def merge_driver_cmd(base: Path, ours: Path, theirs: Path, name: str | None) -> 
     \b
     Example:  git config merge.sessionstore-memory.driver 'session memory merge-driver %O %A %B %P'
     """
-    update = merge_memory_files(base, ours, theirs, _settings(None, None))
+    memory = Path(name) if name else None  # git runs the driver at the work tree's top, where %P is
+    update = merge_memory_files(base, ours, theirs, _settings(None, None), memory=memory)
     if update.removed:
         click.echo(f"sessionstore: merged {name or 'MEMORY.md'} past its caps and squashed it", err=True)
     return 0

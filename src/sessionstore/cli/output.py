@@ -17,11 +17,13 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from ..errors import SessionStoreError
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from ..accounting.settings import Settings
@@ -238,6 +240,29 @@ def no_pager_option(f: Callable[..., Any]) -> Callable[..., Any]:
 def fail(message: str) -> SessionStoreError:
     """A user-facing refusal raised from a command (printed as one line, exit 2, by `cli`)."""
     return SessionStoreError(message)
+
+
+def on_current_head(store: SessionStore, name: str, command: str, action: Callable[[Any], T]) -> T:
+    """`action(session)` on session `name` as it is now, read again and done once more when another
+    writer committed while the command waited for the lock (`StaleSessionError`): a shell command
+    names a session, not the head it happened to read first. A second change is refused in CLI terms
+    (the API's "reload it" means nothing to a shell user); either way nothing of this command is written.
+    """
+    from ..errors import StaleSessionError
+
+    session = store.session(name, create=False)
+    try:
+        return action(session)
+    except StaleSessionError:
+        session.reload()
+    try:
+        return action(session)
+    except StaleSessionError:
+        raise fail(
+            f"session {name!r} changed again while `session {command}` waited for its lock (another "
+            f"process keeps writing to it): nothing was changed; run `session {command}` again when "
+            "it is done"
+        ) from None
 
 
 def stdout_bytes(data: bytes) -> None:

@@ -2,7 +2,8 @@
 
 One row per part: a role column (system, user, assistant, tool, summary) and the text. Tool calls read
 as `name(arg="value", ...)`, tool results and thinking are shortened unless `full`, thinking is dimmed,
-compaction summaries are marked. Parts are told apart by their `part_kind` string, so a part kind
+compaction summaries are marked, context a harness injected (an AGENTS.md, Codex's sandbox) is one
+dimmed line naming it unless `full`. Parts are told apart by their `part_kind` string, so a part kind
 added by a later pydantic-ai still prints (as its kind) instead of failing.
 """
 
@@ -12,6 +13,7 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..formats.injected import injected
 from .output import Painter, plural
 
 if TYPE_CHECKING:
@@ -84,10 +86,17 @@ def _rows(message: ModelMessage, full: bool) -> Iterator[tuple[str, list[str], d
         yield "system", shorten(instructions, full)[0], {}
     for part in message.parts:
         kind = part.part_kind
-        if kind == "system-prompt":
-            yield "system", lines_of(part.content), {}
-        elif kind == "user-prompt":
-            yield "user", lines_of(text_of(part.content)), {}
+        if kind in ("system-prompt", "user-prompt"):
+            role = "system" if kind == "system-prompt" else "user"
+            text = text_of(part.content)
+            if not full and (what := injected(text)) is not None:  # an AGENTS.md, the sandbox: one line
+                yield (
+                    role,
+                    [f"[{what}: {plural(len(lines_of(text)), 'line')}; --full shows it]"],
+                    {"dim": True},
+                )
+            else:
+                yield role, lines_of(text), {}
         elif kind == "text":
             yield "assistant", lines_of(part.content), {}
         elif kind == "thinking":

@@ -5,12 +5,15 @@ Both read blobs with orjson (porcelain/history/search.py and diff.py) and never 
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+from itertools import islice
 from typing import TYPE_CHECKING
 
 import click
 
 from ..porcelain.history.diff import Diff, Message
 from ..porcelain.history.search import ROLES, Query, search
+from ..porcelain.history.user_regex import time_limit
 from .output import (
     Painter,
     complete_rev,
@@ -47,24 +50,25 @@ def search_sessions(
     ignore_case: bool = False,
     limit: int | None = None,
     fmt: str | None = None,
+    pcre: bool = False,
 ) -> int:
-    """`session search`: matches as `NAME@SEQ role: ...match...`; exit 0 if any, 1 if none."""
-    query = Query.compile(pattern, role=role, tool=tool, ignore_case=ignore_case)
+    """`session search`: matches as `NAME@SEQ role: ...match...`; exit 0 if any, 1 if none.
+
+    The pattern runs on RE2 (linear time); with `pcre`, one RE2 refuses (a backreference, lookaround)
+    runs on Python's `re`, stopped after `user_regex.BACKTRACK_SECONDS`."""
+    query = Query.compile(pattern, role=role, tool=tool, ignore_case=ignore_case, backtracking=pcre)
     chosen = [require_session(store, n) for n in names] if names else None
-    hits = search(store, query, chosen, all_history=all_history)
-    found = 0
+    hits = islice(search(store, query, chosen, all_history=all_history), limit)
+    searching = time_limit(pattern) if query.backtracking else nullcontext()  # never around a pager
     if fmt == "jsonl":
-        for hit in hits:
-            print_jsonl([hit.to_json()])
-            found += 1
-            if limit and found >= limit:
-                break
+        found = 0
+        with searching:
+            for hit in hits:
+                print_jsonl([hit.to_json()])
+                found += 1
         return 0 if found else EXIT_NO_MATCH
-    collected = []
-    for hit in hits:
-        collected.append(hit)
-        if limit and len(collected) >= limit:
-            break
+    with searching:
+        collected = list(hits)
     if fmt == "json":
         print_json([h.to_json() for h in collected])
         return 0 if collected else EXIT_NO_MATCH
@@ -86,6 +90,11 @@ def search_sessions(
 @click.option("--all-history", is_flag=True, help="Also what compactions replaced and checkouts left.")
 @click.option("-i", "--ignore-case", is_flag=True, help="Match regardless of case.")
 @click.option("-n", "--max-count", "limit", type=click.IntRange(min=1), help="Stop after N matches.")
+@click.option(
+    "--pcre",
+    is_flag=True,
+    help="Allow backreferences and lookaround (Python's backtracking engine, stopped after 10 s).",
+)
 @json_options(stream=True)
 @no_pager_option
 @click.pass_context
@@ -99,6 +108,7 @@ def search_cmd(
     ignore_case: bool,
     limit: int | None,
     fmt: str | None,
+    pcre: bool,
     no_pager: bool,
 ) -> int:
     """Search sessions (all, or NAME...) for the regex PATTERN in text, tool arguments and tool output.
@@ -112,7 +122,7 @@ def search_cmd(
     """
     return search_sessions(
         open_store(ctx), pattern, list(names), role=role, tool=tool, all_history=all_history,
-        ignore_case=ignore_case, limit=limit, fmt=fmt,
+        ignore_case=ignore_case, limit=limit, fmt=fmt, pcre=pcre,
     )  # fmt: skip
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -32,7 +33,10 @@ def init(path: str | None) -> int:
         existing = None
     if existing is not None:
         count = plural(len(existing.sessions()), "session")
-        click.echo(f"{existing.root} is already a session store ({count})")
+        above = path is None and existing.root.parent != Path.cwd().resolve()
+        here = f", found above {Path.cwd()}; `session --store .sessions init` makes one here"
+        where = here if above else ""
+        click.echo(f"{existing.root} is already a session store ({count}{where})")
         return 0
     store = SessionStore.open(path, create=True, warm=False)
     click.echo(f"Initialized empty session store in {store.root.resolve()}")
@@ -100,7 +104,7 @@ def _check_conversation_index(store: SessionStore, repair: bool, report: FsckRep
     from the logs with `repair`; only when the store has one."""
     from ..integrations.conversation_index import INDEX_FILE, check_index, rebuild_index
 
-    if not (store.root / INDEX_FILE).exists():
+    if store.on_object_storage or not (store.root / INDEX_FILE).exists():
         return
     problems = check_index(store)
     if problems and repair:

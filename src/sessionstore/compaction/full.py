@@ -44,14 +44,17 @@ __all__ = [
 ]
 
 
-SUMMARY_SHARE = 10
-"""A summary may take at most 1/SUMMARY_SHARE of the full level: at small windows the setting's
-4,000 tokens would leave too little room for the tail and the next turns."""
+SUMMARY_SHARE = 4
+"""A summary may take at most 1/SUMMARY_SHARE of the full level: with the verbatim tail (at most half
+of it) that leaves a quarter for the turns before the next compaction."""
 
 
 def summary_budget(settings: Settings, full_level: int) -> int:
-    """Tokens a tier-2 summary may use: `summary_max_tokens`, lowered to a tenth of the full level."""
-    return max(min(settings.summary_max_tokens, full_level // SUMMARY_SHARE), 1)
+    """Tokens a tier-2 summary may use: `summary_max_tokens + summary_user_tokens`, lowered to a
+    quarter of the full level (DESIGN §10)."""
+    return max(
+        min(settings.summary_max_tokens + settings.summary_user_tokens, full_level // SUMMARY_SHARE), 1
+    )
 
 
 @dataclass(frozen=True)
@@ -123,21 +126,23 @@ def full_compact(
     full_level: int,
     focus: str | None = None,
     model: Model | str | None = None,
+    recall: str | None = None,
 ) -> FullResult:
     """Summarize everything before the tail (budget: min(keep_recent_tokens, full_level // 2)).
 
-    Raises `CompactionError` when the summary fails or there is nothing before the tail; the input is
-    never modified, so a failure leaves the caller's history as it was.
+    `recall` (`NAME@SEQ`, the commit before this compaction) is named on the summary's last line as
+    where the replaced messages can be read. Raises `CompactionError` when the summary fails or there
+    is nothing before the tail; the input is never modified, so a failure leaves the caller's history
+    as it was.
     """
     _check(history, sizes)
     tail = split_point(history, sizes, min(settings.keep_recent_tokens, full_level // 2))
-    budget = summary_budget(settings, full_level)
     summary = summarize(
-        history[: tail.start],
+        [m for i, m in enumerate(history[: tail.start]) if i != tail.request],  # the request stays verbatim
         settings=settings,
         focus=focus,
         model=model,
-        max_tokens=budget,
-        later=tail.messages(history),
+        max_tokens=summary_budget(settings, full_level),
+        recall=recall,
     )
     return _result(history, sizes, tail, summary)

@@ -14,7 +14,7 @@ Fitting, in order, stopping as soon as the total fits:
 6. last resort: the newest turn's first request alone, rebuilt as one text prompt shortened to fit.
 The newest user request therefore always survives, verbatim when it fits and head+tail when it alone
 is larger than the budget. With no summaries at all, the dropped messages are summarized offline
-(extractive) so nothing vanishes without a trace.
+so nothing vanishes without a trace.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from sessionstore.compaction.full import FullResult, summary_message, system_par
 from sessionstore.compaction.shrink import shrink_message, shrink_part, shrink_summary
 from sessionstore.compaction.turns import safe_cuts, turn_starts
 from sessionstore.errors import CompactionError
-from sessionstore.summary.extractive import summarize_extractive
+from sessionstore.summary.offline import summarize_offline
 from sessionstore.summary.skeleton import is_summary_request
 from sessionstore.summary.text import shorten_tokens, user_text
 
@@ -148,7 +148,7 @@ def ultimate_compact(
     if not chosen:
         starts = turn_starts(body)
         dropped = body[: starts[-1]] if starts else []
-        chosen = [summarize_extractive(dropped)] if dropped else []
+        chosen = [summarize_offline(dropped, settings=settings, max_tokens=budget // 4)] if dropped else []
     carried += [p for p in system_parts(body) if p.content not in {c.content for c in carried}]
     summary = _summary_within(chosen, settings.ultimate_keep_checkpoints, budget // 4) if chosen else ""
     head = _head(summary, carried, budget // 3)

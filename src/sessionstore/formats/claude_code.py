@@ -18,8 +18,13 @@ What is read, and why (checked against real transcripts):
 - Compaction: a `system` line with subtype `compact_boundary` closes the history before it; the
   following `isCompactSummary` user line becomes `ModelRequest([CompactionPart(summary)])`, which
   starts a compaction step, so the history replays from the summary exactly as Claude Code resumed.
-  The boundary's `compactMetadata` is kept in the part's metadata.
-- Skipped: `isSidechain` lines (sub-agent conversations, not this context), other `system` lines,
+  The boundary's `compactMetadata` is kept in the part's metadata, and its `preTokens` / `postTokens`
+  / `trigger` become the step's `recorded` tokens (what the chart and `session log` show for it).
+- Sub-agents: `isSidechain` lines are a sub-agent's conversation, not this context, and are skipped;
+  a file that holds only such lines (Claude Code writes each sub-agent to `<session>/subagents/
+  agent-<agentId>.jsonl`) IS that sub-agent's conversation and is read as one, named
+  `<sessionId>-agent-<agentId>` (the session id is the parent's: the agent id tells them apart).
+- Skipped: other `system` lines,
   `summary` (titles), `file-history-snapshot`, `queue-operation`, `progress`, and other
   `isVisibleInTranscriptOnly` lines (shown to the person, never sent to the model).
 - Lines are taken in file order; a rewound branch left in the file (`parentUuid` fork) is not pruned.
@@ -90,10 +95,15 @@ def read_claude_code(path: Path, text: str) -> ImportedTranscript:
     """Convert a Claude Code JSONL transcript (already read as `text`) into steps."""
     builder = _Builder(path=path)
     session_id: str | None = None
-    for number, line in iter_jsonl(path, text, "Claude Code"):
+    lines = list(iter_jsonl(path, text, "Claude Code"))
+    talk = [line for _, line in lines if line.get("type") in ("user", "assistant")]
+    # A file of sub-agent lines only is that sub-agent's own conversation (module docstring).
+    sub_agent = bool(talk) and all(line.get("isSidechain") for line in talk)
+    agent_id = next((a for line in talk if (a := as_str(line.get("agentId")))), None) if sub_agent else None
+    for number, line in lines:
         builder.line = number
         kind = line.get("type")
-        if kind not in ("user", "assistant", "system") or line.get("isSidechain"):
+        if kind not in ("user", "assistant", "system") or bool(line.get("isSidechain")) != sub_agent:
             continue
         session_id = session_id or as_str(line.get("sessionId"))
         when = parse_time(line.get("timestamp")) or builder.last_time
@@ -111,7 +121,26 @@ def read_claude_code(path: Path, text: str) -> ImportedTranscript:
             builder.summary(_plain_text(message.get("content")), when)
         elif not line.get("isVisibleInTranscriptOnly"):
             builder.user(message.get("content"), when, meta=bool(line.get("isMeta")))
-    return build_transcript(path, "claude-code", "Claude Code", builder.finish(), session_id)
+    if sub_agent:
+        agent = agent_id or path.stem.removeprefix("agent-")
+        session_id = f"{session_id}-agent-{agent}" if session_id else f"agent-{agent}"
+    return build_transcript(path, "claude-code", "Claude Code", builder.finish(), session_id, _recorded)
+
+
+def _recorded(part: CompactionPart) -> dict[str, Any] | None:
+    """`compactMetadata` (`{"trigger": "auto", "preTokens": 155432, "postTokens": 15771}`; older
+    versions write only the first two) as `ImportedStep.recorded`."""
+    meta = part.metadata.get("claude_code") if isinstance(part.metadata, dict) else None
+    if not isinstance(meta, dict):
+        return None
+    out: dict[str, Any] = {}
+    for key, field_name in (("preTokens", "tokens_before"), ("postTokens", "tokens_after")):
+        value = meta.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            out[field_name] = value
+    if isinstance(meta.get("trigger"), str):
+        out["trigger"] = meta["trigger"]
+    return {"by": "Claude Code", **out} if out else None
 
 
 @dataclass

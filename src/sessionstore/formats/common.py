@@ -13,6 +13,8 @@ Choices shared by every format:
   pydantic-ai's history repair would send. A result with no earlier call, or a second result for one
   call, is dropped, as pydantic-ai does before sending (providers reject such results).
 - Step usage is the sum of the `RequestUsage` of the step's responses, or None when none has any.
+- A compaction step carries what the source agent recorded about it (`recorded`: the context's tokens
+  before and after, as its provider counted them, and what triggered it), when the format says.
 
 Imports point one way: `transcripts` (the registry) -> `claude_code`, `codex`, `pydantic_ai` -> this.
 """
@@ -20,7 +22,7 @@ Imports point one way: `transcripts` (the registry) -> `claude_code`, `codex`, `
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -56,6 +58,9 @@ class ImportedStep:
     kind: Literal["turn", "compaction"]
     messages: list[ModelMessage]
     usage: dict | None = None
+    recorded: dict[str, Any] | None = None
+    """A compaction as the source agent recorded it: `tokens_before`, `tokens_after` (ints, its
+    provider's count) and `trigger`, each only when written; `by` names the agent. None if unknown."""
 
 
 @dataclass(frozen=True)
@@ -202,7 +207,11 @@ def _is_compaction(message: ModelMessage) -> bool:
     return isinstance(message, ModelRequest) and any(isinstance(p, CompactionPart) for p in message.parts)
 
 
-def split_steps(messages: Sequence[ModelMessage]) -> list[ImportedStep]:
+Recorded = Callable[[CompactionPart], "dict[str, Any] | None"]
+"""A format's reading of what its agent recorded about a compaction (see `ImportedStep.recorded`)."""
+
+
+def split_steps(messages: Sequence[ModelMessage], recorded: Recorded | None = None) -> list[ImportedStep]:
     """Cut a flat history into turn and compaction steps (see the module docstring for the rule)."""
     groups: list[tuple[Literal["turn", "compaction"], list[ModelMessage]]] = []
     for index, message in enumerate(messages):
@@ -212,7 +221,13 @@ def split_steps(messages: Sequence[ModelMessage]) -> list[ImportedStep]:
             groups.append(("turn", [message]))
         else:
             groups[-1][1].append(message)
-    return [ImportedStep(kind, msgs, step_usage(msgs)) for kind, msgs in groups]
+
+    def noted(kind: str, msgs: list[ModelMessage]) -> dict[str, Any] | None:
+        if kind != "compaction" or recorded is None:
+            return None
+        return next((recorded(p) for p in msgs[0].parts if isinstance(p, CompactionPart)), None)
+
+    return [ImportedStep(kind, msgs, step_usage(msgs), noted(kind, msgs)) for kind, msgs in groups]
 
 
 def step_usage(messages: Sequence[ModelMessage]) -> dict | None:
@@ -284,15 +299,21 @@ def _interrupted_return(call: ToolCallPart, when: datetime) -> ToolReturnPart:
 
 
 def build_transcript(
-    path: Path, fmt: str, label: str, messages: list[ModelMessage], session_id: str | None
+    path: Path,
+    fmt: str,
+    label: str,
+    messages: list[ModelMessage],
+    session_id: str | None,
+    recorded: Recorded | None = None,
 ) -> ImportedTranscript:
-    """The result of a foreign-format reader: tool pairs repaired, split into steps, refused if empty."""
+    """The result of a foreign-format reader: tool pairs repaired, split into steps (`recorded` reads a
+    compaction's own record), refused if empty."""
     messages = repair_tool_pairs(messages)
     if not messages:
         raise ImportFormatError(
             f"{path}: no {label} messages found; check --format (or the file is not a transcript)"
         )
-    return ImportedTranscript(fmt, split_steps(messages), path, suggest_name(path, session_id))
+    return ImportedTranscript(fmt, split_steps(messages, recorded), path, suggest_name(path, session_id))
 
 
 def as_str(value: object) -> str | None:

@@ -28,6 +28,7 @@ from .document import (
     split_lines,
 )
 from .fileio import MemoryUpdate, read_memory_file, write_atomic
+from .lock import memory_lock
 from .redact import redact
 
 SUMMARY_MAX_CHARS = 200
@@ -119,8 +120,25 @@ def append_session_summary(
     model: Any = None,
 ) -> MemoryUpdate:
     """Add `- DATE SESSION: SUMMARY` under Session notes; clamp to the caps (compress first if asked,
-    with `model`, default `settings.model`). `settings` are the store's or the CLI's: never defaults."""
+    with `model`, default `settings.model`). `settings` are the store's or the CLI's: never defaults.
+
+    Holds the file's memory lock (`memory.lock`) from the read to the rename, so concurrent writers
+    (other appends, a squash, a merge) keep every bullet."""
     check_name(session)
+    with memory_lock(path, settings.lock_timeout_s):
+        return _append(path, session, summary, settings, today=today, compress=compress, model=model)
+
+
+def _append(
+    path: Path,
+    session: str,
+    summary: str,
+    settings: Settings,
+    *,
+    today: date | None,
+    compress: bool,
+    model: Any,
+) -> MemoryUpdate:
     original = read_memory_file(path)
     lines = split_lines(redact(original))
     bullet = session_bullet(today or datetime.now(UTC).date(), session, one_line_summary(summary))

@@ -30,6 +30,7 @@ from .document import (
     split_lines,
 )
 from .fileio import MemoryUpdate, read_memory_file, write_atomic
+from .lock import memory_lock
 from .merge import merge_duplicate_headings
 from .redact import redact
 
@@ -195,8 +196,18 @@ def compress_memory_file(
 
     Secrets are redacted, repeated headings merged and exact duplicates removed on every call,
     whatever the size. With
-    `check`, nothing is written; the update says what would change.
+    `check`, nothing is written; the update says what would change. A rewrite holds the file's memory
+    lock (`memory.lock`) from the read to the rename; a check takes none.
     """
+    if check:
+        return _compress_file(path, settings, model, check, only_past_caps)
+    with memory_lock(path, settings.lock_timeout_s):
+        return _compress_file(path, settings, model, check, only_past_caps)
+
+
+def _compress_file(
+    path: Path, settings: Settings, model: Model | str | None, check: bool, only_past_caps: bool
+) -> MemoryUpdate:
     original = read_memory_file(path)
     before = split_lines(original)
     # A union merge can repeat a heading: each heading once, whatever the size.

@@ -13,12 +13,23 @@ from ..accounting.settings import Settings
 from .compress import compress_offline, past_caps
 from .document import join_lines, split_lines
 from .fileio import MemoryUpdate, read_memory_file, write_atomic
+from .lock import memory_lock
 from .merge import merge_three
 from .redact import redact
 
 
-def merge_memory_files(base: Path, ours: Path, theirs: Path, settings: Settings) -> MemoryUpdate:
-    """Merge `theirs` into `ours` in place (git's %A); `base` may be empty (no common ancestor)."""
+def merge_memory_files(
+    base: Path, ours: Path, theirs: Path, settings: Settings, *, memory: Path | None = None
+) -> MemoryUpdate:
+    """Merge `theirs` into `ours` in place (git's %A); `base` may be empty (no common ancestor).
+
+    Holds the memory lock of `memory` (git's %P, the MEMORY.md being merged; default `ours`) while it
+    reads and rewrites, as every MEMORY.md writer does."""
+    with memory_lock(memory or ours, settings.lock_timeout_s):
+        return _merge(base, ours, theirs, settings)
+
+
+def _merge(base: Path, ours: Path, theirs: Path, settings: Settings) -> MemoryUpdate:
     texts = [read_memory_file(p) for p in (base, ours, theirs)]
     original = texts[1]
     base_lines, our_lines, their_lines = (split_lines(redact(t)) for t in texts)

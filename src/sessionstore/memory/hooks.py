@@ -7,6 +7,7 @@ import stat
 import subprocess
 from importlib import resources
 from pathlib import Path
+from typing import NamedTuple
 
 from ..errors import MemoryFileError
 from .document import template_text
@@ -73,31 +74,71 @@ def hook_script(name: str = "pre-commit") -> str:
     return resources.files("sessionstore").joinpath(f"templates/{name}").read_text("utf-8")
 
 
-def install_git_hook(cwd: Path | None = None, *, force: bool = False, name: str = "pre-commit") -> Path:
+class InstalledHook(NamedTuple):
+    """Where a hook went, and where the hook that was there before went (`NAME.local`), if anywhere."""
+
+    path: Path
+    kept: Path | None = None
+
+
+def install_git_hook(
+    cwd: Path | None = None, *, force: bool = False, name: str = "pre-commit"
+) -> InstalledHook:
     """Install hook `name` where git looks for hooks (honours core.hooksPath and worktrees).
 
-    An existing hook with other content is left alone unless `force`; reinstalling ours is a no-op.
+    An existing hook with other content is left alone unless `force`; with `force` it is kept, renamed
+    to `NAME.local`, and ours runs it first (its exit status still counts for pre-commit), so nothing the
+    user had stops running. Reinstalling ours is a no-op. Refused, changing nothing, when `NAME.local`
+    is taken too (see `check_hooks_free`).
     """
     hooks_dir = git_path("--git-path", "hooks", cwd=cwd)
     target = hooks_dir / name
     script = hook_script(name)
-    if target.exists() and target.read_text("utf-8", errors="replace") != script and not force:
-        raise MemoryFileError(f"{target} already exists: rerun with --force to replace it")
+    _check_free(target, script, force)
     hooks_dir.mkdir(parents=True, exist_ok=True)
-    if target.exists() and not os.access(target, os.W_OK):
+    kept = None
+    if _foreign(target, script):
+        kept = target.with_name(f"{name}.local")
+        os.rename(target, kept)  # its mode and content as they were: git ran it, ours now does
+    elif target.exists() and not os.access(target, os.W_OK):
         target.chmod(target.stat().st_mode | stat.S_IWUSR)
     write_atomic(target, script)
     target.chmod(0o755)
-    return target
+    return InstalledHook(target, kept)
+
+
+def _foreign(target: Path, script: str) -> bool:
+    """Whether `target` is a hook (file or link, even a dangling one) other than ours."""
+    if not (target.exists() or target.is_symlink()):
+        return False
+    try:
+        return target.read_text("utf-8", errors="replace") != script
+    except OSError:  # a dangling link, a directory: not ours either
+        return True
+
+
+def _check_free(target: Path, script: str, force: bool) -> None:
+    if not _foreign(target, script):
+        return
+    if not force:
+        raise MemoryFileError(
+            f"{target} already exists: rerun with --force to keep it as {target.name}.local and run it "
+            "before ours"
+        )
+    local = target.with_name(f"{target.name}.local")
+    if local.exists() or local.is_symlink():
+        raise MemoryFileError(
+            f"{target} is not ours and {local} (a hook an earlier install kept) exists too: merge one into "
+            "the other or move one away, then rerun; nothing was changed"
+        )
 
 
 def check_hooks_free(cwd: Path | None = None, *, force: bool = False) -> None:
-    """Refuse (changing nothing) when any hook we install exists with other content, unless `force`."""
+    """Refuse (changing nothing) when any hook we install exists with other content, unless `force`;
+    with `force`, when its `NAME.local` is taken too."""
     hooks_dir = git_path("--git-path", "hooks", cwd=cwd)
     for name in HOOKS:
-        target = hooks_dir / name
-        if target.exists() and target.read_text("utf-8", errors="replace") != hook_script(name) and not force:
-            raise MemoryFileError(f"{target} already exists: rerun with --force to replace it")
+        _check_free(hooks_dir / name, hook_script(name), force)
 
 
 HOOKS = ("pre-commit", "post-merge")
@@ -107,22 +148,40 @@ DRIVER_ATTRIBUTE = f"MEMORY.md merge={MERGE_DRIVER}"
 
 
 def session_command() -> str:
-    """How git should run `session`: the executable beside this interpreter when there is one."""
-    import shlex
+    """The `session` executable beside this interpreter when there is one, else on PATH, else `session`."""
     import shutil
     import sys
 
     beside = Path(sys.executable).with_name("session")
-    found = str(beside) if beside.is_file() else shutil.which("session") or "session"
-    return shlex.quote(found)
+    return str(beside) if beside.is_file() else shutil.which("session") or "session"
 
 
-def install_merge_driver(cwd: Path | None = None) -> tuple[Path, bool]:
+def driver_command(executable: str | None = None) -> str:
+    """The merge driver's command line (git substitutes %O %A %B %P and runs it with sh).
+
+    It survives a new or moved virtualenv: the `executable` that installed it (default
+    `session_command()`) when it still exists, else `$SESSIONSTORE_BIN` or `session` on PATH, else git's
+    own union merge (what the repository's `.gitattributes` gives clones without the driver), saying
+    so on stderr. A merge never fails because the venv that registered the driver is gone.
+    """
+    import shlex
+
+    first = shlex.quote(executable or session_command())
+    return (
+        f'for s in {first} "${{SESSIONSTORE_BIN:-session}}"; do '
+        'if command -v "$s" >/dev/null 2>&1; then exec "$s" memory merge-driver %O %A %B %P; fi; done; '
+        "echo \"sessionstore: no 'session' executable (rerun 'session hooks install' from its venv); "
+        'MEMORY.md merged line by line (union)" >&2; exec git merge-file --union %A %O %B'
+    )
+
+
+def install_merge_driver(cwd: Path | None = None, *, executable: str | None = None) -> tuple[Path, bool]:
     """Register the structured MEMORY.md merge driver in this clone: git config plus info/attributes.
 
-    Returns the attributes file and whether it changed. Reinstalling changes nothing.
+    Returns the attributes file and whether it changed. Reinstalling changes nothing but the command
+    (re-registered, so a rerun from a new venv points the driver at it).
     """
-    driver = f"{session_command()} memory merge-driver %O %A %B %P"
+    driver = driver_command(executable)
     for key, value in (("name", "sessionstore MEMORY.md merge (per heading)"), ("driver", driver)):
         subprocess.run(
             ["git", "config", f"merge.{MERGE_DRIVER}.{key}", value], cwd=cwd, check=True, capture_output=True

@@ -9,8 +9,13 @@ bullet under the other side's Session notes. Two tools here:
   one side added is added under its own heading, after ours (newest last); one that one side deleted
   and the other kept unchanged is deleted; duplicates go. The caps are applied by the caller.
 - `merge_duplicate_headings(lines)`, what `session memory squash` runs on every file: sections whose
-  headings say the same (level and title, any case) become one, at the first one's place, their
-  units in file order. It cannot tell where a misfiled line belongs; only the driver can.
+  headings say the same (level and title, any case) UNDER THE SAME PARENTS become one, at the first
+  one's place, their units in file order, their subsections after them. It cannot tell where a
+  misfiled line belongs; only the driver can.
+
+A section's identity is its heading's whole path, never its text alone: `### From conftest.py` under
+`## Key Fixtures` and `### From conftest.py` under `## Assertion Helpers` are two sections, and both
+stay where they are. The driver matches sections across versions by the same path.
 """
 
 from __future__ import annotations
@@ -20,8 +25,9 @@ from dataclasses import dataclass, field
 from .dedupe import Shrunk
 from .document import Unit, heading_of, parse_units
 
-Key = tuple[int, str] | None
-"""A section's identity: (heading level, casefolded title); None for the text before any heading."""
+Key = tuple[tuple[int, str], ...] | None
+"""A section's identity: the (heading level, casefolded title) of its heading and of every heading it
+sits under, outermost first; None for the text before any heading."""
 
 
 @dataclass
@@ -29,6 +35,11 @@ class Section:
     key: Key
     heading: Unit | None
     body: list[Unit] = field(default_factory=list)
+
+    @property
+    def title(self) -> str:
+        """The casefolded heading title ("" for the text before any heading)."""
+        return self.key[-1][1] if self.key else ""
 
     def content(self) -> list[Unit]:
         """The body without its leading and trailing blank lines."""
@@ -46,11 +57,16 @@ class Section:
 def split_sections(lines: list[str]) -> list[Section]:
     """The sections of `lines` in order (a preamble section first when text precedes every heading)."""
     out: list[Section] = []
+    open_path: tuple[tuple[int, str], ...] = ()  # the headings the next line sits under
     for unit in parse_units(lines):
         if unit.kind == "heading":
             parsed = heading_of(unit.lines[0])
             assert parsed is not None
-            out.append(Section((parsed[0], parsed[1].casefold()), unit))
+            depth = parsed[0]
+            while open_path and open_path[-1][0] >= depth:  # a heading closes those at its depth or deeper
+                open_path = open_path[:-1]
+            open_path = (*open_path, (depth, parsed[1].casefold()))
+            out.append(Section(open_path, unit))
         elif not out:
             out.append(Section(None, None, [unit]))
         else:
@@ -93,19 +109,35 @@ def render(sections: list[Section]) -> list[str]:
 
 
 def _grouped(sections: list[Section]) -> list[Section]:
-    """Sections with repeated keys folded into the first of each key, content in file order."""
+    """Sections with repeated keys folded into the first of each key, content in file order, and
+    each placed under its own parent: a repeated `## A` brings its subsections to the first `## A`
+    (after those it had), never leaves them under whatever section now precedes them."""
     by_key: dict[Key, Section] = {}
-    out: list[Section] = []
+    children: dict[Key, list[Key]] = {}
     for section in sections:
         first = by_key.get(section.key)
         if first is None:
-            merged = Section(section.key, section.heading, list(section.body))
-            by_key[section.key] = merged
-            out.append(merged)
+            by_key[section.key] = Section(section.key, section.heading, list(section.body))
+            parent = section.key[:-1] if section.key else ()  # () is the top: the file itself
+            children.setdefault(parent, []).append(section.key)
             continue
         keep = first.content()
         lead = [Unit("blank", ("",), -1)] if first.opens_with_blank() or section.opens_with_blank() else []
         first.body = lead + keep + section.content()
+
+    def ordered(parent: Key) -> list[Key]:
+        # First appearance, deeper headings first: `### X` directly under `# T` must precede T's
+        # `## A`, or it would read as A's. In one file's own order they already do (stable sort).
+        kids = children.get(parent, [])
+        return sorted(kids, key=lambda k: -k[-1][0] if k else -7)
+
+    out: list[Section] = []
+    pending: list[Key] = ordered(())[::-1]
+    while pending:  # depth first
+        key = pending.pop()
+        out.append(by_key[key])
+        if key:
+            pending.extend(ordered(key)[::-1])
     return out
 
 
@@ -186,7 +218,7 @@ def merge_three(base: list[str], ours: list[str], theirs: list[str]) -> list[str
         if section is not None:
             section.body = _deduped(section.body, [])
             merged.append(section)
-    return _settled(render(merged), [])
+    return _settled(render(_grouped(merged)), [])  # parents before their subsections
 
 
 def _merge_section(base: Section | None, ours: Section | None, theirs: Section | None) -> Section | None:

@@ -39,13 +39,11 @@ from .names import check_name
 
 STORE_LOCK = ".store"
 """The store-wide lock's name: not a valid session name, so it can never be one session's lock."""
-MEMORY_LOCK = ".memory"
-"""Serializes read-modify-write of the team's MEMORY.md by the sessions of one store."""
 GC_LOCK = ".gc"
 """Held shared by every writer between blob and commit line, exclusive by gc while it prunes."""
 GC_TURNSTILE = ".gc-turn"
 """Passed shared by writers on their way in and held exclusive by gc, so gc is never starved."""
-_RESERVED = frozenset({STORE_LOCK, MEMORY_LOCK, GC_LOCK, GC_TURNSTILE})
+_RESERVED = frozenset({STORE_LOCK, GC_LOCK, GC_TURNSTILE})
 _held = threading.local()
 """Per thread: how many `store_writes` holds are open (nested session locks take the gc lock once)."""
 
@@ -119,12 +117,7 @@ def locked(locks_dir: Path, name: str, timeout: float, *, what: str | None = Non
     # One descriptor per acquisition (threads exclude each other too); O_NOFOLLOW refuses any link.
     fd = _open_lock(locks_dir, name, label)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if on_wait is not None and timeout > 0:
-                on_wait(f"{label} is locked by {holder(locks_dir, name)}: waiting up to {timeout:g}s")
-            _flock(fd, fcntl.LOCK_EX, timeout, f"{label} is locked by {holder(locks_dir, name)}")
+        _exclusive(fd, timeout, lambda: f"{label} is locked by {holder(locks_dir, name)}")
     except OSError as err:  # LockTimeout is a TimeoutError: raised as it is
         os.close(fd)
         if isinstance(err, LockTimeout):
@@ -146,6 +139,35 @@ def locked(locks_dir: Path, name: str, timeout: float, *, what: str | None = Non
                 yield
     finally:
         os.close(fd)  # closing the last descriptor of the open file releases its flock
+
+
+@contextmanager
+def locked_directory(directory: Path, timeout: float, *, what: str) -> Iterator[None]:
+    """Hold an exclusive `flock` on `directory` itself for the block; `LockTimeout` names `what`.
+
+    For a file rewritten by rename (MEMORY.md): a lock on the file would stay with its old inode, and
+    a lock file beside it would show in `git status`, while the directory is the same inode for
+    every process whatever path spelling reached it. Raises `FileNotFoundError` for a missing
+    directory (the caller says what to do about it).
+    """
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        _exclusive(fd, timeout, lambda: f"{what} is locked by another process")
+        yield
+    finally:
+        os.close(fd)  # releases the flock
+
+
+def _exclusive(fd: int, timeout: float, taken: Callable[[], str]) -> None:
+    """Take `fd`'s exclusive flock, at once when free; else tell `on_wait` (`taken()` says what is
+    locked by whom) and wait up to `timeout` seconds."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        said = taken()
+        if on_wait is not None and timeout > 0:
+            on_wait(f"{said}: waiting up to {timeout:g}s")
+        _flock(fd, fcntl.LOCK_EX, timeout, said)
 
 
 def _open_lock(locks_dir: Path, name: str, label: str | None = None) -> int:

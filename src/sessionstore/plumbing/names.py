@@ -1,10 +1,11 @@
-"""Session names: validated before any path is built from them (DESIGN §2)."""
+"""Session names, validated before any path is built from them (DESIGN §2), and store addresses."""
 
 from __future__ import annotations
 
+import os
 import re
 
-from ..errors import InvalidSessionName
+from ..errors import InvalidSessionName, SessionStoreError
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
@@ -24,3 +25,18 @@ def check_name(name: object) -> str:
             "starting with a letter or digit, without '..'"
         )
     return name
+
+
+SCHEMES = ("s3", "s3a", "gs", "az", "abfs", "abfss", "azure", "memory")
+"""URL schemes a store may be opened at (obstore's `from_url`; `memory:` is a process's own store)."""
+
+
+def refuse_mangled_url(path: os.PathLike[str]) -> None:
+    """Refuse a path whose first part is a URL scheme (`s3:/bucket/x`: a URL made into a `Path`, which
+    collapsed its `//`): it would create a local directory named `s3:`."""
+    first = os.fspath(path).split("/", 1)[0]
+    if first.endswith(":") and first[:-1].lower() in SCHEMES:
+        raise SessionStoreError(
+            f"{os.fspath(path)} looks like a URL turned into a path: pass the store as the text "
+            f"'{first}//...' (a str, not a Path)"
+        )

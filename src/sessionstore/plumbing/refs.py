@@ -5,7 +5,7 @@ so reaching a checkpoint is one seek. Refs are derivable from the logs (fsck che
 and are never rewritten: a second create raises `ImmutableRefError` and changes nothing.
 
 A ref is written as `refs/checkpoints/<session>/.tmp-*` (fsynced) and then linked or renamed into place,
-so a kill -9 mid-write can leave that temp file behind. It is never a ref (`_numbers` reads digit names
+so a kill -9 mid-write can leave that temp file behind. It is never a ref (`numbers` reads digit names
 only); `stray_temps` lists such files for `session gc` to remove and `session fsck` to mention.
 """
 
@@ -36,7 +36,31 @@ class CheckpointRef:
         return f"checkpoints/{self.session}/{self.k}"
 
 
-class RefStore:
+class RefListing:
+    """`entries` and `list` of a backend's refs, built on its `numbers` and `read` (one reading for all)."""
+
+    def numbers(self, session: str) -> list[int]:
+        raise NotImplementedError
+
+    def read(self, session: str, k: int) -> CheckpointRef:
+        raise NotImplementedError
+
+    def entries(self, session: str) -> list[tuple[int, CheckpointRef | CorruptObjectError]]:
+        """Every checkpoint of `session` by number, a malformed one as its error (fsck lists them all)."""
+        out: list[tuple[int, CheckpointRef | CorruptObjectError]] = []
+        for k in self.numbers(session):
+            try:
+                out.append((k, self.read(session, k)))
+            except CorruptObjectError as err:
+                out.append((k, err))
+        return out
+
+    def list(self, session: str) -> list[CheckpointRef]:
+        """All checkpoints of `session`, by number (`CorruptObjectError` on the first malformed one)."""
+        return [self.read(session, k) for k in self.numbers(session)]
+
+
+class RefStore(RefListing):
     """The `refs/checkpoints` tree of one store."""
 
     def __init__(self, root: Path) -> None:
@@ -56,11 +80,8 @@ class RefStore:
             directory.mkdir(parents=True, exist_ok=True)
             fsync_dir(directory.parent)
         ref = CheckpointRef(session, k, commit_id, offset)
-        if not create_exclusive(directory / str(k), f"{commit_id} {offset}\n".encode()):
-            raise ImmutableRefError(
-                f"checkpoint ref {ref.name} already exists and refs are write-once: "
-                "compaction numbers checkpoints itself; nothing was changed"
-            )
+        if not create_exclusive(directory / str(k), ref_bytes(commit_id, offset)):
+            raise already_exists(ref)
         return ref
 
     def read(self, session: str, k: int) -> CheckpointRef:
@@ -76,30 +97,10 @@ class RefStore:
             raise
         except Exception as err:  # SessionStoreError for a FIFO, a directory, ...
             raise CorruptObjectError(str(err)) from None
-        why = _malformed(data)
-        if why:
-            raise CorruptObjectError(
-                f"checkpoint ref {name} is malformed ({why}): `session fsck --repair` rewrites it "
-                "from the log"
-            )
-        commit_id, offset = data.decode("ascii").split()
-        return CheckpointRef(session, k, commit_id, int(offset))
+        return parse_ref(data, session, k)
 
-    def entries(self, session: str) -> list[tuple[int, CheckpointRef | CorruptObjectError]]:
-        """Every checkpoint of `session` by number, a malformed one as its error (fsck lists them all)."""
-        out: list[tuple[int, CheckpointRef | CorruptObjectError]] = []
-        for k in self._numbers(session):
-            try:
-                out.append((k, self.read(session, k)))
-            except CorruptObjectError as err:
-                out.append((k, err))
-        return out
-
-    def list(self, session: str) -> list[CheckpointRef]:
-        """All checkpoints of `session`, by number (`CorruptObjectError` on the first malformed one)."""
-        return [self.read(session, k) for k in self._numbers(session)]
-
-    def _numbers(self, session: str) -> list[int]:
+    def numbers(self, session: str) -> list[int]:
+        """The numbers of `session`'s checkpoints, ascending (digit names only: no temp file)."""
         directory = self._session_dir(session)
         if not directory.is_dir():
             return []
@@ -173,6 +174,32 @@ class RefStore:
         if not self.dir.is_dir():
             return []
         return sorted(p.name for p in self.dir.iterdir() if p.is_dir())
+
+
+def already_exists(ref: CheckpointRef) -> ImmutableRefError:
+    """The error for a second create of `ref`: refs are write-once."""
+    return ImmutableRefError(
+        f"checkpoint ref {ref.name} already exists and refs are write-once: "
+        "compaction numbers checkpoints itself; nothing was changed"
+    )
+
+
+def ref_bytes(commit_id: str, offset: int) -> bytes:
+    """A ref's content: `<commit-id> <position>\\n` (the position a backend gives its commits)."""
+    return f"{commit_id} {offset}\n".encode()
+
+
+def parse_ref(data: bytes, session: str, k: int) -> CheckpointRef:
+    """The ref `checkpoints/<session>/<k>` holding `data`, on any backend; `CorruptObjectError` (one
+    line, naming the ref) unless it is `<64 hex digits> <position>\\n` in ASCII."""
+    why = _malformed(data)
+    if why:
+        raise CorruptObjectError(
+            f"checkpoint ref checkpoints/{session}/{k} is malformed ({why}): `session fsck --repair` "
+            "rewrites it from the log"
+        )
+    commit_id, offset = data.decode("ascii").split()
+    return CheckpointRef(session, k, commit_id, int(offset))
 
 
 def _malformed(data: bytes) -> str | None:

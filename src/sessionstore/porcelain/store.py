@@ -12,16 +12,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sessionstore.accounting.settings import Settings
+from sessionstore.errors import NotAStoreError
 from sessionstore.plumbing.commits import Commit
-from sessionstore.plumbing.names import check_name
+from sessionstore.plumbing.names import check_name, refuse_mangled_url
 from sessionstore.porcelain.session import heads
 from sessionstore.porcelain.session.layout import (
     DEFAULT_DIRNAME,
     FORMAT_VERSION,
+    STORE_ENV,
     SessionInfo,
     StoreLayout,
     default_root,
     load_settings,
+    locate_root,
 )
 
 if TYPE_CHECKING:
@@ -68,21 +71,50 @@ class SessionStore(StoreLayout):
         wait; an append that comes first does what is left. Read-only callers pass `warm=False`:
         the `session` CLI does, so `session list` or `log` never load pydantic-ai or a tokenizer.
         """
-        root = Path(path) if path is not None else default_root()
+        target = os.fspath(path) if path is not None else os.environ.get(STORE_ENV) or None
+        if target is not None and "://" in target:  # s3://bucket/prefix and the like (DESIGN §13)
+            from sessionstore.plumbing.object_storage import open_url  # only such a store loads it
+
+            backend = open_url(target)
+            backend.check(create=create, version=FORMAT_VERSION)
+            if settings is None:  # the project is the current directory's: the store has no directory
+                settings = load_settings(Path.cwd() / DEFAULT_DIRNAME, overrides=overrides)
+            return cls._opened(backend.root, settings, warm, backend)
+        if path is not None:
+            root = Path(path)
+        else:  # found as git finds .git; when there is none, say where it looked
+            found = locate_root()
+            root = found.path
+            if not create and not (root / "VERSION").is_file():
+                raise NotAStoreError(
+                    f"no session store ({found.where}): run `session init` to create {root}, "
+                    "or pass --store PATH"
+                )
+        refuse_mangled_url(root)  # `s3:/bucket`: a URL made into a Path
         cls.check(root, create=create)
         if settings is None:
             settings = load_settings(root, overrides=overrides)
+        return cls._opened(root, settings, warm)
+
+    @classmethod
+    def _opened(cls, root: Any, settings: Settings, warm: bool, backend: Any = None) -> SessionStore:
         if warm:
             from sessionstore.accounting.tokens import (
                 preload,
             )  # lazily: `warm=False` (the CLI) never imports it
 
             preload(_warm_session_writes)
-        return cls(root, settings)
+        return cls(root, settings, backend)
 
     def infos(self, derive: Callable[[StoreLayout, str], str] | None = None) -> list[SessionInfo]:
         """Every session's `info`, sorted by name (with `derive`'s value as `title`): the heads cache
-        (`heads.infos`) reads only the logs that changed since it last looked."""
+        (`heads.infos`) reads only the logs that changed since it last looked. On object storage the
+        heads come from their hints (`ObjectBackend.heads`, O(sessions / 1000) requests), untitled:
+        no titles are kept there yet."""
+        if self.on_object_storage:
+            return [
+                SessionInfo(name, head, k, "") for name, (head, k) in sorted(self.backend.heads().items())
+            ]
         return heads.infos(self, derive)
 
     def session(self, name: str, *, create: bool = True) -> Session:
@@ -95,17 +127,20 @@ class SessionStore(StoreLayout):
             raise self.unknown_session(name)
         return Session(self, check_name(name))
 
-    def fork(self, rev: str, new_name: str) -> Session:
-        """A new session whose history is the state at `rev`, sharing its blobs (nothing copied)."""
+    def fork(self, rev: str | Commit, new_name: str) -> Session:
+        """A new session whose history is the state at `rev` (a revision, or a `Commit` from
+        `resolve`), sharing its blobs (nothing copied)."""
         from sessionstore.porcelain.session.session import Session
 
-        return Session.fork_from(self, self.resolve(rev), check_name(new_name))
+        target = rev if isinstance(rev, Commit) else self.resolve(rev)
+        return Session.fork_from(self, target, check_name(new_name))
 
-    def resolve(self, rev: str) -> Commit:
-        """The commit `rev` names (DESIGN §4); `UnknownRevision` lists candidates."""
+    def resolve(self, rev: str, *, within: str | None = None) -> Commit:
+        """The commit `rev` names (DESIGN §4); `UnknownRevision` lists candidates. A revision naming a
+        session resolves in it; a bare commit id `within` that session first (see revisions.resolve)."""
         from sessionstore.porcelain.session.revisions import resolve
 
-        return resolve(self, rev)
+        return resolve(self, rev, within=within)
 
     def fsck(self, *, repair: bool = False) -> FsckReport:
         from sessionstore.porcelain.maintenance.fsck_gc import fsck
@@ -126,6 +161,10 @@ class SessionStore(StoreLayout):
         from sessionstore.porcelain.history import naming
         from sessionstore.porcelain.maintenance.fsck_gc import gc
 
+        if self.on_object_storage:  # no trash: `rm` is not available there yet
+            from sessionstore.porcelain.maintenance.fsck_gc import gc as gc_objects
+
+            return gc_objects(self, grace_days=grace_days, dry_run=dry_run, progress=progress)
         old: list[naming.Removed] = []
 
         def young_trash() -> list[Path]:  # listed with writers held off: an `rm` cannot slip between

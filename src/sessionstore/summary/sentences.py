@@ -100,6 +100,8 @@ def _is_abbreviation(line: str, dot: int) -> bool:
 
 
 def _split_line(line: str) -> list[str]:
+    if "." not in line and "!" not in line and "?" not in line and line.isascii():
+        return [line.strip()]  # no sentence end at all: the line is one sentence
     out: list[str] = []
     start = 0
     for match in _END.finditer(line):

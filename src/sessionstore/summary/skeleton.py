@@ -1,8 +1,12 @@
-"""The summary skeleton every tier-2 summary fills (DESIGN §7), and its validator.
+"""The summary skeleton every tier-2 summary fills (DESIGN §7), the sections added to it, its validator.
 
-The skeleton is the contract between the summarizers (LLM or extractive) and everything downstream:
-tier 3 shortens summaries section by section, and a resumed session reads its Goal first. So a summary
-is accepted only with every heading present, in order, and a non-empty Goal.
+The skeleton (`HEADINGS`) is what a model writes, or the offline summarizer fills from the record:
+the goal, progress, decisions, next steps and critical context. After it come the sections built
+mechanically (`ADDED`): the work log (offline only), the rules found in files and the user's own
+words, then one line saying how to read what the summary replaced. Tier 3 shortens summaries section
+by section, a resumed session reads the Goal first, and a re-compaction parses the added sections
+back: so a model's summary is accepted only with every skeleton heading present, in order, and a
+non-empty Goal.
 """
 
 from __future__ import annotations
@@ -12,7 +16,6 @@ from pydantic_ai.messages import CompactionPart, ModelMessage, ModelRequest, Use
 HEADINGS: tuple[str, ...] = (
     "# Conversation summary",
     "## Goal",
-    "## Constraints & Preferences",
     "## Progress",
     "### Done",
     "### In Progress",
@@ -26,16 +29,22 @@ SKELETON: str = "\n\n".join(HEADINGS) + "\n"
 """The bare skeleton (headings only, blank sections): what a summarizer is asked to fill."""
 
 GOAL = "## Goal"
+CRITICAL = "## Critical Context"
+
+ADDED: tuple[str, ...] = ("## Work so far", "## Rules found in files", "## What the user said")
+"""The sections built mechanically, after the skeleton, in this order (work_log.py, file_rules.py,
+user_words.py own their contents)."""
+SECTIONS: tuple[str, ...] = (*HEADINGS, *ADDED)
 
 
 def heading_lines(text: str) -> list[tuple[int, str]]:
-    """(line number, heading) for each line that is exactly one of HEADINGS (trailing spaces ignored)."""
-    known = set(HEADINGS)
+    """(line number, heading) for each line that is exactly one of SECTIONS (trailing spaces ignored)."""
+    known = set(SECTIONS)
     return [(i, line.rstrip()) for i, line in enumerate(text.splitlines()) if line.rstrip() in known]
 
 
 def section_body(text: str, heading: str) -> str:
-    """The text between `heading` (first occurrence) and the next skeleton heading; '' if absent."""
+    """The text between `heading` (first occurrence) and the next known heading; '' if absent."""
     lines = text.splitlines()
     found = heading_lines(text)
     for idx, (line_no, name) in enumerate(found):
@@ -56,9 +65,9 @@ def validate_summary(text: str) -> list[str]:
     found = heading_lines(text)
     names = [name for _, name in found]
     problems: list[str] = []
-    for heading in HEADINGS:
+    for heading in SECTIONS:
         count = names.count(heading)
-        if count == 0:
+        if count == 0 and heading in HEADINGS:
             problems.append(f"missing heading '{heading}'")
         elif count > 1:
             problems.append(f"heading '{heading}' appears {count} times; use it once")
@@ -66,7 +75,7 @@ def validate_summary(text: str) -> list[str]:
     for name in names:
         if name not in first_seen:
             first_seen.append(name)
-    expected = [h for h in HEADINGS if h in first_seen]
+    expected = [h for h in SECTIONS if h in first_seen]
     if first_seen != expected:
         problems.append("headings are out of order; the order must be: " + ", ".join(HEADINGS))
     if GOAL in names and not section_body(text, GOAL):

@@ -1,7 +1,10 @@
-"""Text helpers shared by the summarizers and tier 3: part text, head+tail shortening, transcripts."""
+"""Text helpers shared by the summary and tier 3: part text, head+tail cuts that never split a value,
+the transcript a model reads."""
 
 from __future__ import annotations
 
+import bisect
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,17 +24,9 @@ from pydantic_ai.messages import (
 
 from sessionstore.accounting.thresholds import over_threshold
 from sessionstore.accounting.tokens import count_text
+from sessionstore.summary.values import quoted_spans
 
-__all__ = [
-    "as_text",
-    "dedupe",
-    "render_transcript",
-    "shorten_chars",
-    "shorten_keeping",
-    "shorten_line",
-    "shorten_tokens",
-    "user_text",
-]
+__all__ = ["as_text", "cut", "cut_chars", "render_transcript", "shorten_chars", "shorten_tokens", "user_text"]
 
 
 def _default(value: Any) -> Any:
@@ -86,81 +81,64 @@ def shorten_chars(text: str, limit: int, *, inline: bool = False) -> str:
     return f"{text[:head]}{sep}[... {cut} chars elided ...]{sep}{end}"
 
 
-_SLACK = 40
-"""`shorten_chars(inline=True)` leaves a text this far over its limit as it is."""
+_SPACE = re.compile(r"\s")
 
 
-def shorten_line(text: str, found: Sequence[str], limit: int) -> str:
-    """`text` (one line) within about `limit` characters: its head and tail with the middle elided,
-    cut only between words and never inside one of its values `found` (a cut mid-value,
-    "0.internal:1124" of "amber-100.internal:1124", would read as a value nobody gave), and a tail
-    that starts at a value keeps the "not" before it (the old value of "X, not Y" must not read as
-    current). For verbatim texts (requests, pasted blocks, tool arguments), where `shorten_keeping`
-    would drop the words between values."""
-    if len(text) <= limit or len(text) - limit < _SLACK:  # eliding a few chars only adds noise
-        return text
-    spans = []
-    for value in found:
-        at = text.find(value)
-        while at >= 0:
-            spans.append((at, at + len(value)))
-            at = text.find(value, at + 1)
-    cut = limit * 2 // 3
-    head = text.rfind(" ", 0, cut + 1)
-    head = head if head > 0 else cut
-    for a, b in spans:
-        head = a if a < head < b else head
-    tail = text.find(" ", len(text) - (limit - cut))
-    tail = tail + 1 if 0 <= tail < len(text) - 1 else len(text) - (limit - cut)
-    for a, b in spans:
-        tail = a if a < tail < b else tail
-    if text[:tail].rstrip().rsplit(" ", 1)[-1].lower() == "not":
-        tail = text.rfind(" ", 0, tail - 1) + 1
-    if tail <= head:
-        return text
-    return f"{text[:head].rstrip()} [... {tail - head} chars elided ...] {text[tail:]}"
+def _safe(text: str, at: int, spans: Sequence[tuple[int, int]], *, forward: bool) -> int:
+    """The nearest whitespace to `at` (searching `forward` or back) where a cut may fall: inside no
+    quoted span, and not between a number and the word next to it ("30 s", "Postgres 15", "March 3,
+    2027"). A number, path or identifier holds no whitespace, so a cut there never splits one."""
+    pos = min(max(at, 0), len(text))
+    while 0 < pos < len(text):
+        if forward:
+            found = _SPACE.search(text, pos)
+            if found is None:
+                return len(text)
+            pos = found.start()
+        else:
+            pos = max(text.rfind(" ", 0, pos + 1), text.rfind("\n", 0, pos + 1))
+            if pos <= 0:
+                return 0
+        after = pos
+        while after < len(text) and text[after].isspace():
+            after += 1
+        inside = bisect.bisect_right(spans, (pos, len(text) + 1)) - 1
+        quoted = inside >= 0 and spans[inside][0] < pos < spans[inside][1]
+        if not quoted and not text[pos - 1].isdigit() and (after == len(text) or not text[after].isdigit()):
+            return pos
+        pos += 1 if forward else -1
+    return pos
 
 
-def shorten_keeping(text: str, found: Sequence[str], limit: int) -> str:
-    """`text` on one line within about `limit` characters, never cutting through one of its values
-    `found`: head, tail and the words around each value are kept, the rest elided. The one way a
-    summary line is shortened (a rule as it is extracted, any item to its section's length); a text
-    with no values is `shorten_chars`'s head and tail."""
-    text = " ".join(text.split())
-    if len(text) <= limit + _SLACK:
-        return text
-    if not found:
-        return shorten_chars(text, limit, inline=True)
-    spans: list[tuple[int, int]] = []
-    start = 0
-    for value in found:
-        at = text.find(value, start)
-        if at < 0:
-            at = text.find(value)
-        if at >= 0:
-            spans.append((at, at + len(value)))
-            start = at + len(value)
-    for around in (40, 0):
-        head, tail = (limit // 4, limit // 6) if around else (limit // 6, limit // 10)
-        keep = [(0, head), (len(text) - tail, len(text))] + [(a - around, b + around) for a, b in spans]
-        merged: list[list[int]] = []
-        for a, b in sorted((max(a, 0), min(b, len(text))) for a, b in keep):
-            a = text.rfind(" ", 0, a) + 1 if a > 0 else 0  # whole words at the window edges
-            b = len(text) if b >= len(text) or text.find(" ", b) < 0 else text.find(" ", b)
-            for va, vb in spans:  # a window edge never falls inside a value
-                a = va if va < a < vb else a
-                b = vb if va < b < vb else b
-            if merged and a <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], b)
-            else:
-                merged.append([a, b])
-        pieces = [text[merged[0][0] : merged[0][1]].strip()]
-        for a, b in merged[1:]:
-            pieces.append(f"[...] {text[a:b].strip()}")  # no count: a number here would read as a value
-        out = " ".join(pieces)
-        if len(out) <= limit + _SLACK:
-            break
-    return out
+def cut(text: str, head: int, tail: int) -> tuple[str, str] | None:
+    """`text` as its first ~`head` and last ~`tail` characters, each cut at whitespace that splits no
+    value (`_safe`; quoted strings from `values.quoted_spans`). None when the two would meet."""
+    window = max(head, tail) + 400
+    spans = (
+        quoted_spans(text[: head + window])
+        + [
+            (a + len(text) - tail - window, b + len(text) - tail - window)
+            for a, b in quoted_spans(text[max(len(text) - tail - window, 0) :])
+        ]
+        if len(text) > 2 * window
+        else quoted_spans(text)
+    )
+    start = _safe(text, head, spans, forward=False)
+    end = _safe(text, len(text) - tail, spans, forward=True)
+    if start <= 0 or end >= len(text) or end - start < 20:
+        return None
+    return text[:start].rstrip(), text[end:].lstrip()
+
+
+def cut_chars(text: str, limit: int) -> str:
+    """`text` on one line within about `limit` characters: head and tail (`cut`) around "[...]"."""
+    if len(text) > 4 * limit:  # only its ends can show: never flatten all of a long text
+        text = f"{text[: 2 * limit]} {text[-2 * limit :]}"
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    pieces = cut(flat, limit * 2 // 3, limit // 3)
+    return flat if pieces is None else f"{pieces[0]} [...] {pieces[1]}"
 
 
 def shorten_tokens(text: str, max_tokens: int) -> str:
@@ -220,12 +198,3 @@ def _label(part: Any, request: bool) -> tuple[str | None, str]:
         payload = getattr(part, "args", None) if "call" in kind else getattr(part, "content", None)
         return f"{kind} {part.tool_name}", as_text(payload)
     return None, ""
-
-
-def dedupe(items: Sequence[str]) -> list[str]:
-    """`items` without blanks and repeats, first occurrence kept, order kept."""
-    out: dict[str, None] = {}
-    for item in items:
-        if item.strip():
-            out.setdefault(item.strip(), None)
-    return list(out)

@@ -157,5 +157,6 @@ def test_required_literals_are_conservative() -> None:
 
     cases = {"error": "error", r"def \w+\(": "def ", "colou?r": "colo", "a|b": "", r"x\(y": "x(y", 'a"b': ""}
     cases |= {"abc+de": "abc", r"x\(+yz": "x(", "a+bcd": "bcd"}  # a `+` ends the run after its one copy
+    cases |= {"a{34}!": "!", "ab{2,}cd": "cd", "x{,3}yz": "yz"}  # a repeat's digits are not text
     assert {p: required_literal(p) for p in cases} == cases
     assert Query.compile("Kiss", ignore_case=True).literal == b""  # K, i, s fold to non-ASCII letters

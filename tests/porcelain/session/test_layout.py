@@ -16,6 +16,7 @@ from sessionstore.porcelain.session.layout import (
     GITATTRIBUTES,
     default_root,
     load_settings,
+    locate_root,
     project_pyproject,
 )
 from sessionstore.porcelain.store import SessionStore
@@ -36,6 +37,17 @@ def test_default_root_honours_sessionstore_dir(tmp_path: Path) -> None:
     )
     (tmp_path / ".git").mkdir()
     assert default_root(tmp_path / "a" / "b", env={}) == tmp_path.resolve() / ".sessions"
+
+
+def test_outside_git_the_nearest_store_above_is_found_and_git_stops_the_search(tmp_path: Path) -> None:
+    if any((d / ".git").exists() or (d / ".sessions").exists() for d in tmp_path.parents):
+        pytest.skip(f"a .git or .sessions above {tmp_path} would be found first")
+    SessionStore.open(tmp_path / ".sessions")
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    found = locate_root(tmp_path / "a" / "b", env={})
+    assert found.path == tmp_path.resolve() / ".sessions" and "nearest .sessions/" in found.where
+    (tmp_path / "a" / ".git").mkdir()  # a repository below the store: its top level is the store's place
+    assert default_root(tmp_path / "a" / "b", env={}) == tmp_path.resolve() / "a" / ".sessions"
 
 
 def test_open_loads_the_stores_project_settings_not_defaults(tmp_path: Path) -> None:

@@ -120,3 +120,20 @@ def test_only_ascii_digits_count(store: SessionStore, commits: list[Commit], rev
     with pytest.raises(UnknownRevision, match="unknown revision") as err:
         store.resolve(rev)  # Arabic-Indic or fullwidth one is not 1
     assert "\n" not in str(err.value)
+
+
+def test_a_commit_two_sessions_hold_resolves_in_the_session_named(
+    store: SessionStore, commits: list[Commit]
+) -> None:
+    # the same log under another name: what importing one transcript twice, or a diverged pull, makes
+    (store.logs_dir / "copy.jsonl").write_bytes((store.logs_dir / "main.jsonl").read_bytes())
+    assert store.resolve("copy@2").session == "copy" and store.resolve("main@2").session == "main"
+    assert store.resolve("copy@2").id == commits[1].id
+    for rev in (commits[1].id, commits[1].id[:7]):
+        with pytest.raises(UnknownRevision, match=r"is in 2 sessions \(copy@2, main@2\): name the one"):
+            store.resolve(rev)
+        assert store.resolve(rev, within="copy").session == "copy"
+    with pytest.raises(UnknownRevision, match="is in 2 sessions"):
+        store.resolve(commits[1].id, within="other")  # not other's: every session is searched
+    assert store.session("copy").checkout(commits[1].id[:7]).target == commits[1].id
+    assert store.fork(store.resolve("copy@1"), "spike").log()[0].extra["from"] == "copy"

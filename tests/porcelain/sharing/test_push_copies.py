@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.gitrepos import bare_remote, clone, git, isolate_git
+from helpers.gitrepos import apart_clones, bare_remote, clone, git, isolate_git
 from helpers.messages import tagged_turn
 from helpers.procs import spawn
 from sessionstore.porcelain.history.naming import rename
@@ -32,16 +32,8 @@ def statuses(outcomes) -> dict[str, str]:
 def apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, SessionStore, SessionStore]:
     """(remote, alice, bob): both clones added to `fix-auth` after sharing it, and alice pushed."""
     isolate_git(monkeypatch)
-    remote = tmp_path / "origin.git"
-    url = bare_remote(remote)
-    alice, bob = clone(tmp_path / "alice", url), clone(tmp_path / "bob", url)
-    alice.session("fix-auth").append(tagged_turn(0, 0))
-    push(alice)
-    pull(bob)
-    alice.session("fix-auth").append(tagged_turn(0, 1))
-    bob.session("fix-auth").append(tagged_turn(1, 0))
-    push(alice)
-    return remote, alice, bob
+    _, alice, bob = apart_clones(tmp_path, "fix-auth")
+    return tmp_path / "origin.git", alice, bob
 
 
 @pytest.fixture

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from sessionstore.errors import SessionStoreError
+from sessionstore.formats.injected import injected
 from sessionstore.plumbing.fsutil import atomic_replace, fsync_dir
 from sessionstore.plumbing.names import check_name
 from sessionstore.porcelain.history.lookup import conversation_of
@@ -92,8 +93,8 @@ def request_text(text: str) -> str | None:
         return f"{command} {args['args'].strip()}".strip() if args else command
     if (cut := text.find(_CODEX_REQUEST)) >= 0:
         text = text[cut + len(_CODEX_REQUEST) :]
-    if not text.strip() or _NOT_A_REQUEST.match(text):
-        return None
+    if not text.strip() or _NOT_A_REQUEST.match(text) or injected(text) is not None:
+        return None  # the harness talking, or the context it injected (an AGENTS.md, the sandbox)
     return text
 
 
@@ -203,7 +204,10 @@ def title(store: SessionStore, name: str) -> str:
 
 
 def titled(store: SessionStore) -> frozenset[str]:
-    """Names of the sessions that have a set title (one listing: `session list` asks once)."""
+    """Names of the sessions that have a set title (one listing: `session list` asks once); none on
+    object storage, where titles are not kept yet."""
+    if store.on_object_storage:
+        return frozenset()
     try:
         return frozenset(os.listdir(_titles(store)))
     except (FileNotFoundError, NotADirectoryError):

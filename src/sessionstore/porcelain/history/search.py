@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from sessionstore.errors import SessionStoreError
+from sessionstore.porcelain.history.user_regex import compile_user_regex
 from sessionstore.porcelain.session.log_blobs import blob_origins
 from sessionstore.porcelain.session.message_text import ROLES, PartText, part_texts
 
@@ -67,6 +68,7 @@ class Hit:
 
 _META = frozenset(".^$*+?{}[]()|\\")
 _OPTIONAL = frozenset("*?{")
+_REPEAT = re.compile(r"\{\d*(?:,\d*)?\}")
 _UNSAFE = frozenset('"\\') | {chr(c) for c in range(32)}
 """Characters JSON writes escaped: a literal holding one is not searched for in the raw bytes."""
 
@@ -106,6 +108,10 @@ def required_literal(pattern: str) -> str:
             else:
                 keep(literal, after)
             continue
+        if ch == "{" and (repeat := _REPEAT.match(pattern, i)):  # `{3}` repeats; its digits are no text
+            cut()
+            i = repeat.end()
+            continue
         if ch in "([":
             cut()
             if ch == "[":  # skip the class: any one of its characters, none required
@@ -130,28 +136,37 @@ def required_literal(pattern: str) -> str:
 class Query:
     """What to look for: a compiled regex and the filters of `session search`."""
 
-    pattern: re.Pattern[str]
+    pattern: Any
+    """The compiled regex (`user_regex.compile_user_regex`): RE2's, or `re`'s when `backtracking`."""
     role: str | None = None
     tool: str | None = None
     literal: bytes = b""
     """A byte string every matching line's raw JSON contains (see `required_literal`); b'' for none."""
+    ignore_case: bool = False
+    backtracking: bool = False
+    """The pattern runs on Python's `re` (`--pcre`): search under `user_regex.time_limit`."""
 
     @classmethod
     def compile(
-        cls, pattern: str, *, role: str | None = None, tool: str | None = None, ignore_case: bool = False
+        cls,
+        pattern: str,
+        *,
+        role: str | None = None,
+        tool: str | None = None,
+        ignore_case: bool = False,
+        backtracking: bool = False,
     ) -> Query:
-        """Refuses a pattern that is not a valid regex with one line naming the problem."""
-        try:
-            compiled = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
-        except re.error as err:
-            raise SessionStoreError(f"invalid pattern {pattern!r}: {err}; escape special characters") from err
+        """Refuses, with one line naming the problem, a pattern that is not a valid regex and (unless
+        `backtracking`) one needing what the linear-time engine lacks (`user_regex`)."""
+        compiled = compile_user_regex(pattern, ignore_case=ignore_case, backtracking=backtracking)
+        backtracking = isinstance(compiled, re.Pattern)
         if role is not None and role not in ROLES:
             raise SessionStoreError(f"unknown role {role!r}: use one of {', '.join(ROLES)}")
         literal = required_literal(pattern)
         if ignore_case:  # lower-cased ASCII only, without the letters a non-ASCII one folds to
             pieces = re.split(r"[kKsSiI]", literal) if literal.isascii() else []  # K (Kelvin), ſ, İ, ı
             literal = max(pieces, key=len, default="").lower()
-        return cls(compiled, role, tool, literal.encode())
+        return cls(compiled, role, tool, literal.encode(), ignore_case, backtracking)
 
     def wants(self, part: PartText) -> bool:
         if self.role is not None and part.role != self.role:
@@ -159,7 +174,7 @@ class Query:
         return self.tool is None or part.tool == self.tool
 
 
-def _snippet(text: str, m: re.Match[str]) -> tuple[str, str, str]:
+def _snippet(text: str, m: Any) -> tuple[str, str, str]:
     start, end = m.span()
     before = text[max(0, start - CONTEXT_CHARS) : start]
     after = text[end : end + CONTEXT_CHARS]
@@ -185,10 +200,10 @@ def _candidate_lines(data: bytes, literal: bytes, folded: bool) -> Iterator[byte
         pos = haystack.find(literal, end)
 
 
-def search_blob(data: bytes, query: Query) -> Iterator[tuple[PartText, re.Match[str]]]:
+def search_blob(data: bytes, query: Query) -> Iterator[tuple[PartText, Any]]:
     """Every match in one blob's messages, in order (the first match per part)."""
     search = query.pattern.search
-    folded = bool(query.literal) and bool(query.pattern.flags & re.IGNORECASE)
+    folded = bool(query.literal) and query.ignore_case
     for line in _candidate_lines(data, query.literal, folded):
         try:
             message = orjson.loads(line)

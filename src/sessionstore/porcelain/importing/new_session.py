@@ -24,7 +24,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sessionstore.errors import ImportFormatError, SessionStoreError, StaleSessionError
 from sessionstore.plumbing.codec import UnreadableMessages
@@ -75,14 +75,7 @@ def import_transcript(
                 for done, step in enumerate(transcript.steps, start=1):
                     interrupted()
                     try:
-                        if step.kind == "compaction":
-                            session.commit_checkpoint(
-                                step.messages, tier=2, extra={"source": "import"}, time=step_time(step)
-                            )
-                        else:
-                            session.commit_turn(
-                                step.messages, usage=step.usage, kind="import", time=step_time(step)
-                            )
+                        commit_step(session, step)
                     except UnreadableMessages as err:
                         raise ImportFormatError(
                             f"{transcript.source}: {step.kind} {done} of {total} cannot be stored: {err} "
@@ -110,15 +103,25 @@ def append_steps(
         if session.head is None or session.head.id != head:
             raise StaleSessionError(f"session {name!r} changed while it was compared: import again")
         for done, step in enumerate(steps, start=1):
-            if step.kind == "compaction":
-                session.commit_checkpoint(
-                    step.messages, tier=2, extra={"source": "import"}, time=step_time(step)
-                )
-            else:
-                session.commit_turn(step.messages, usage=step.usage, kind="import", time=step_time(step))
+            commit_step(session, step)
             if progress:
                 progress(done, len(steps))
     return session
+
+
+def commit_step(session: Session, step: ImportedStep) -> None:
+    """One transcript step as one commit (lock held): a turn as an `import` commit, a compaction as a
+    tier-2 checkpoint marked `source: import` with the local estimate it started from (`tokens_before`,
+    as our own compactions record it) and what the source agent recorded about it (`recorded`)."""
+    if step.kind != "compaction":
+        session.commit_turn(step.messages, usage=step.usage, kind="import", time=step_time(step))
+        return
+    extra: dict[str, Any] = {"source": "import"}
+    if session.head is not None:
+        extra.update(tokens_before=session.tokens, messages_before=session.persisted_count)
+    if step.recorded:
+        extra["recorded"] = step.recorded
+    session.commit_checkpoint(step.messages, tier=2, extra=extra, time=step_time(step))
 
 
 @contextmanager

@@ -77,6 +77,14 @@ class GcReport:
     temps_kept: int = 0
     """Such files younger than the grace period, kept: a writer may still be using one."""
 
+    def tally(self, oid: str, freed: int | None) -> None:
+        """Count an unreachable blob: removed (`freed` bytes) or, None, kept as younger than the grace."""
+        if freed is None:
+            self.kept_young += 1
+        else:
+            self.removed.append(oid)
+            self.freed_bytes += freed
+
 
 def _reachable(commits: list[Commit]) -> set[str]:
     out: set[str] = set()
@@ -108,8 +116,10 @@ def blobs_named(path: Path) -> set[str]:
 
 def store_dir_problems(store: SessionStore) -> list[str]:
     """One line for each store subdirectory that is a symlink or not a directory (nothing is read
-    through those)."""
-    out = []
+    through those). A store on object storage has no directories: none."""
+    out: list[str] = []
+    if store.on_object_storage:
+        return out
     subs = (store.objects.dir, store.logs_dir, store.refs.dir.parent, store.refs.dir, store.locks_dir)
     for sub in (*subs, store.root / HEADS_FILE.parent):
         try:
@@ -130,9 +140,10 @@ def fsck(store: SessionStore, *, repair: bool = False, progress: Progress | None
         "of the store's logs/"
         for stray in store.stray_logs()
     )
-    # first: the sessions a finished move completes are checked below
-    crash_leftovers.check_moves(store, repair, report.problems, report.repaired)
-    _check_leftover_imports(store, repair, report)
+    files = not store.on_object_storage  # moves, imports, caches and temp files live in a directory
+    if files:  # first: the sessions a finished move completes are checked below
+        crash_leftovers.check_moves(store, repair, report.problems, report.repaired)
+        _check_leftover_imports(store, repair, report)
     lines: dict[str, int] = {}  # verified blob -> message count
     names = store.sessions()
     for i, name in enumerate(names):
@@ -151,9 +162,10 @@ def fsck(store: SessionStore, *, repair: bool = False, progress: Progress | None
                 store.objects.read(oid)
             except CorruptObjectError as err:
                 report.problems.append(f"unreachable {err}")
-    _check_heads_cache(store, repair, report)
-    if note := crash_leftovers.temps_note(store):
-        report.notes.append(note)
+    if files:
+        _check_heads_cache(store, repair, report)
+        if note := crash_leftovers.temps_note(store):
+            report.notes.append(note)
     return report
 
 
@@ -347,20 +359,16 @@ def gc(
     if dirs := store_dir_problems(store):
         raise SessionStoreError(f"gc refused: {dirs[0]}")
     report = GcReport()
-    tracked = None if include_committed else git_tracked_objects(store)
     cutoff = time.time() - grace_days * 86400
+    if store.on_object_storage:
+        return _gc_objects(store, cutoff, dry_run=dry_run, progress=progress)
+    tracked = None if include_committed else git_tracked_objects(store)
     with store.store_lock(), gc_exclusive(store.locks_dir, store.settings.lock_timeout_s):
         # No writer is between a blob and its commit line now (DESIGN §2), so every blob a log will
         # reach is reached by a line already on disk: the scan below sees it.
         if stray := store.stray_logs():  # it may be a renamed log: its blobs would look unreachable
             raise SessionStoreError(f"gc refused: logs/{stray[0]} is not a session log; move it out of logs/")
-        reachable: set[str] = set()
-        for name in store.sessions():
-            try:
-                commits, _ = store.log(name).scan(since_reset=False)
-            except (CorruptObjectError, SessionStoreError) as err:
-                raise SessionStoreError(f"gc refused: {err}") from None
-            reachable |= _reachable(commits)
+        reachable = _all_reachable(store)
         for path in also_reaching() if also_reaching is not None else ():
             reachable |= blobs_named(path)
         report.reachable = len(reachable)
@@ -377,11 +385,7 @@ def gc(
             freed = st.st_size if st.st_mtime <= cutoff else None
             if freed is not None and not dry_run:
                 freed = store.objects.prune(oid, cutoff)  # re-checks a touch, and survives a crash
-            if freed is None:
-                report.kept_young += 1
-            else:
-                report.removed.append(oid)
-                report.freed_bytes += freed
+            report.tally(oid, freed)
             if progress:
                 progress(i + 1, len(candidates))
         if not dry_run:
@@ -394,4 +398,36 @@ def gc(
             if old and not dry_run:
                 tmp.unlink(missing_ok=True)
         report.temps_removed, report.temps_kept = crash_leftovers.prune_temps(store, cutoff, dry_run=dry_run)
+    return report
+
+
+def _all_reachable(store: SessionStore) -> set[str]:
+    """Every blob some session's log reaches; `SessionStoreError` (gc refused) on a damaged log."""
+    reachable: set[str] = set()
+    for name in store.sessions():
+        try:
+            commits, _ = store.log(name).scan(since_reset=False)
+        except (CorruptObjectError, SessionStoreError) as err:
+            raise SessionStoreError(f"gc refused: {err}") from None
+        reachable |= _reachable(commits)
+    return reachable
+
+
+def _gc_objects(store: SessionStore, cutoff: float, *, dry_run: bool, progress: Progress | None) -> GcReport:
+    """gc on object storage (DESIGN §13): no lock holds writers off, so the grace period alone keeps a
+    blob whose commit is still being written, measured from each object's last-modified time (a
+    writer that reuses an old blob writes it again, renewing that time: `object_blobs`). A blob is
+    deleted only if no log reached it when the logs were read and it was last written before `cutoff`,
+    read again just before the delete."""
+    report = GcReport()
+    reachable = _all_reachable(store)
+    report.reachable = len(reachable)
+    candidates = [(oid, when, size) for oid, when, size in store.objects.times() if oid not in reachable]
+    for i, (oid, when, size) in enumerate(candidates):
+        freed = None
+        if when <= cutoff:
+            freed = size if dry_run else store.objects.prune(oid, cutoff)
+        report.tally(oid, freed)
+        if progress:
+            progress(i + 1, len(candidates))
     return report

@@ -203,6 +203,7 @@ def full_then_ultimate(session: Lockstep, *, focus: str | None, raise_errors: bo
                 full_level=lv.full,
                 focus=focus,
                 model=session.store.summarizer,
+                recall=f"{session.name}@{session.head.seq}" if session.head is not None else None,
             )
         except CompactionError:
             event = ultimate(session, lv.full)

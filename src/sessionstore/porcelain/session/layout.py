@@ -27,10 +27,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from sessionstore.accounting.settings import Settings, find_pyproject
 from sessionstore.errors import NotAStoreError, SessionStoreError, UnknownRevision
 from sessionstore.plumbing.commits import Commit
+from sessionstore.plumbing.file_backend import FileBackend
 from sessionstore.plumbing.fsutil import atomic_replace, fsync_dir
-from sessionstore.plumbing.locks import MEMORY_LOCK, STORE_LOCK, locked
+from sessionstore.plumbing.locks import STORE_LOCK, locked
 from sessionstore.plumbing.logs import Log
-from sessionstore.plumbing.names import check_name, is_valid_name
+from sessionstore.plumbing.names import check_name
 from sessionstore.plumbing.objects import ObjectStore
 from sessionstore.plumbing.refs import RefStore
 
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from sessionstore.compaction.events import CompactionEvent
+    from sessionstore.plumbing.backend import Backend
 
 FORMAT_VERSION = "1"
 DEFAULT_DIRNAME = ".sessions"
@@ -48,19 +50,43 @@ GITATTRIBUTES = b"* -text\n"
 """Blobs are named by the sha256 of their exact bytes: git must never convert their line endings."""
 
 
-def default_root(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Path:
-    """`SESSIONSTORE_DIR` when set, else `.sessions` at the git top level above `cwd`, else in `cwd`.
+class DefaultRoot(NamedTuple):
+    """The store a command without `--store` uses, and how it was found (for the error when none is)."""
+
+    path: Path
+    where: str
+    """Where it looked, said in words: `SESSIONSTORE_DIR`, the git top level, or the directories
+    searched outside git."""
+
+
+def locate_root(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> DefaultRoot:
+    """`SESSIONSTORE_DIR` when set; else `.sessions` at the git top level above `cwd`; outside git, the
+    nearest `.sessions` store in `cwd` or a directory above it (found upward, as git finds `.git`), else
+    `.sessions` in `cwd` (where `session init` creates one).
 
     No subprocess (start-up matters): the git top level is the nearest directory holding `.git`.
     """
     environ = os.environ if env is None else env
     if configured := environ.get(STORE_ENV):
-        return Path(configured)
+        return DefaultRoot(Path(configured), f"${STORE_ENV}")
     here = (cwd or Path.cwd()).resolve()
+    nearest: Path | None = None
     for directory in (here, *here.parents):
         if (directory / ".git").exists():
-            return directory / DEFAULT_DIRNAME
-    return here / DEFAULT_DIRNAME
+            return DefaultRoot(directory / DEFAULT_DIRNAME, f"at the git top level {directory}")
+        if nearest is None and (directory / DEFAULT_DIRNAME / "VERSION").is_file():
+            nearest = directory / DEFAULT_DIRNAME
+    if nearest is not None:
+        return DefaultRoot(nearest, f"the nearest {DEFAULT_DIRNAME}/ above {here} (no git repository)")
+    looked = f"{here}" if here == here.parent else f"{here} and every directory above it"
+    return DefaultRoot(
+        here / DEFAULT_DIRNAME, f"looked for {DEFAULT_DIRNAME}/ in {looked}; not in a git repository"
+    )
+
+
+def default_root(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Path:
+    """The store a command without `--store` uses (see `locate_root`)."""
+    return locate_root(cwd, env).path
 
 
 def project_pyproject(root: Path, cwd: Path | None = None) -> Path | None:
@@ -107,19 +133,34 @@ class SessionInfo(NamedTuple):
 class StoreLayout:
     """A store directory and its settings: blobs, logs, checkpoint refs, locks and MEMORY.md."""
 
-    def __init__(self, root: Path, settings: Settings) -> None:
+    def __init__(self, root: Path, settings: Settings, backend: Backend | None = None) -> None:
+        self.backend: Any = backend if backend is not None else FileBackend(root)
+        """Where blobs, commit chains and refs are kept (plumbing/backend.py's interfaces): the
+        directory `root` by default, or object storage (`root` is then the store's URL)."""
         self.root = root
         self.settings = settings
         """Loaded once when the store is opened (see the module docstring); every layer reads these."""
-        self.objects = ObjectStore(root)
-        self.refs = RefStore(root)
-        self.logs_dir = root / "logs"
-        self.locks_dir = root / "locks"
+        self.objects: ObjectStore = self.backend.objects
+        self.refs: RefStore = self.backend.refs
         self.listeners: list[Callable[[CompactionEvent], None]] = []
         """Called with every compaction event of every session opened from this store."""
         self.summarizer: Any = None
         """The summary model for tier 2, memory compression and `Session.end`: a pydantic-ai `Model` or
         model id. None means the `model` setting ("extractive", the offline summarizer, by default)."""
+
+    @property
+    def on_object_storage(self) -> bool:
+        """True for a store on object storage (`s3://...`): no directory, no locks (DESIGN §13)."""
+        return not isinstance(self.backend, FileBackend)
+
+    @property
+    def logs_dir(self) -> Path:
+        """The directory of the log files (refused with a one-line error on object storage)."""
+        return self.backend.logs_dir
+
+    @property
+    def locks_dir(self) -> Path:
+        return self.backend.locks_dir
 
     @property
     def summary_model(self) -> Any:
@@ -162,8 +203,9 @@ class StoreLayout:
 
     @property
     def memory_path(self) -> Path:
-        """The team's MEMORY.md: at the git top level above the store, else beside the store."""
-        here = self.root.resolve()
+        """The team's MEMORY.md: at the git top level above the store, else beside the store (for a
+        store on object storage: at the git top level above the current directory, else in it)."""
+        here = Path.cwd() / DEFAULT_DIRNAME if self.on_object_storage else self.root.resolve()
         for directory in here.parents:
             if (directory / ".git").exists():
                 return directory / "MEMORY.md"
@@ -172,7 +214,7 @@ class StoreLayout:
     # -- sessions on disk ---------------------------------------------------------------------------
 
     def log(self, name: str) -> Log:
-        return Log(self.logs_dir, check_name(name))
+        return self.backend.log(check_name(name))
 
     def exists(self, name: str) -> bool:
         return self.log(name).exists()
@@ -180,25 +222,18 @@ class StoreLayout:
     def sessions(self) -> list[str]:
         """Names of all sessions, sorted. A stray `.jsonl` in logs/ (a directory, or a name no session
         can have, like a copy named "x (1).jsonl") is no session: `stray_logs` lists them for fsck."""
-        return sorted(name for name, is_log in self._log_entries() if is_log)
+        return self.backend.sessions()
 
     def stray_logs(self) -> list[str]:
         """File names under logs/ that look like logs but cannot be one (see `sessions`), sorted."""
-        return sorted(f"{name}.jsonl" for name, is_log in self._log_entries() if not is_log)
-
-    def _log_entries(self) -> list[tuple[str, bool]]:
-        try:
-            with os.scandir(self.logs_dir) as entries:  # the file type comes with the listing: no stat
-                return [
-                    (e.name[:-6], is_valid_name(e.name[:-6]) and e.is_file())
-                    for e in entries
-                    if e.name.endswith(".jsonl")
-                ]
-        except FileNotFoundError:
+        if self.on_object_storage:
             return []
+        return sorted(f"{name}.jsonl" for name, is_log in self.backend.log_entries() if not is_log)
 
     def info(self, name: str) -> SessionInfo:
         """Head commit and checkpoint count of `name`, without loading any message."""
+        if self.on_object_storage:
+            return SessionInfo(name, self.log(name).head(), len(self.refs.numbers(name)))
         try:
             checkpoints = sum(1 for k in os.listdir(self.refs.dir / check_name(name)) if k.isdigit())
         except FileNotFoundError:
@@ -222,17 +257,16 @@ class StoreLayout:
 
     @contextmanager
     def lock(self, name: str) -> Iterator[None]:
-        """The session's write lock (DESIGN §3): every commit of `name` is written under it."""
-        with locked(self.locks_dir, name, self.settings.lock_timeout_s):
+        """The session's write lock (DESIGN §3): every commit of `name` is written under it. On object
+        storage nothing is held: the conditional create of the next commit excludes (DESIGN §13)."""
+        with self.backend.exclusion.session(name, self.settings.lock_timeout_s):
             yield
 
     @contextmanager
     def store_lock(self) -> Iterator[None]:
-        with locked(self.locks_dir, STORE_LOCK, self.settings.lock_timeout_s, what=f"store {self.root}"):
+        """The store-wide lock (gc, rm); none on object storage, where gc relies on its grace period."""
+        if self.on_object_storage:
             yield
-
-    @contextmanager
-    def memory_lock(self) -> Iterator[None]:
-        """Held while a session rewrites MEMORY.md, so two sessions ending at once both keep their bullet."""
-        with locked(self.locks_dir, MEMORY_LOCK, self.settings.lock_timeout_s, what=f"{self.memory_path}"):
+            return
+        with locked(self.locks_dir, STORE_LOCK, self.settings.lock_timeout_s, what=f"store {self.root}"):
             yield

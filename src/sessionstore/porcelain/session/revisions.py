@@ -37,8 +37,15 @@ def _number(text: str, rev: str) -> int:
     return int(text)
 
 
-def resolve(store: SessionStore, rev: str) -> Commit:
-    """The commit `rev` names in `store`."""
+def resolve(store: SessionStore, rev: str, *, within: str | None = None) -> Commit:
+    """The commit `rev` names in `store`.
+
+    A revision that names a session (`NAME`, `NAME@SEQ`, `NAME~K`, `checkpoints/NAME/K`) resolves
+    inside that session, always, even when other sessions hold the same commit (a diverged pull's
+    copy, a transcript imported twice): the `Commit` returned is that session's. A bare commit id is
+    looked up `within` that session first when given (`Session.checkout`), then in every session; an
+    id several sessions hold is refused with the `NAME@SEQ` of each, which names one.
+    """
     if not isinstance(rev, str):
         raise UnknownRevision(f"a revision is a string like 'fix-auth@12', not {type(rev).__name__}")
     rev = rev.strip()
@@ -56,7 +63,7 @@ def resolve(store: SessionStore, rev: str) -> Commit:
             raise UnknownRevision(f"session {rev!r} has no commits yet")
         return head
     if _HEX.fullmatch(rev):
-        return _by_prefix(store, rev)
+        return _by_prefix(store, rev, within)
     raise _unknown(store, rev)
 
 
@@ -93,17 +100,29 @@ def _checkpoint(store: SessionStore, name: str, k: int) -> Commit:
     return commit
 
 
-def _by_prefix(store: SessionStore, prefix: str) -> Commit:
-    found: list[Commit] = []
-    for name in store.sessions():
-        commits, _ = store.log(name).scan(since_reset=False)
-        found.extend(c for c in commits if c.id.startswith(prefix))
+def _by_prefix(store: SessionStore, prefix: str, within: str | None) -> Commit:
+    def holding(names: list[str]) -> list[Commit]:
+        found: list[Commit] = []
+        for name in names:
+            commits, _ = store.log(name).scan(since_reset=False)
+            found.extend(c for c in commits if c.id.startswith(prefix))
+        return found
+
+    names = store.sessions()
+    found = holding([within]) if within is not None and within in names else []
+    found = found or holding(names)  # the session's own commits first, then every session's
     if len(found) == 1:
         return found[0]
     if not found:
         raise _unknown(store, prefix)
+    where = ", ".join(f"{c.session}@{c.seq}" for c in found[:5]) + (", ..." if len(found) > 5 else "")
+    if len({c.id for c in found}) == 1:  # one commit that several sessions hold: more digits cannot help
+        raise UnknownRevision(
+            f"commit {found[0].id[:12]} is in {len(found)} sessions ({where}): "
+            f"name the one you mean, e.g. {found[0].session}@{found[0].seq}"
+        )
     shown = ", ".join(f"{c.id[:12]} ({c.session}@{c.seq})" for c in found[:5])
-    raise UnknownRevision(f"revision {prefix!r} is ambiguous: {shown}; give more digits")
+    raise UnknownRevision(f"revision {prefix!r} is ambiguous: {shown}; give more digits or NAME@SEQ")
 
 
 def _unknown(store: SessionStore, rev: str) -> UnknownRevision:

@@ -18,6 +18,7 @@ from sessionstore.accounting.thresholds import over_threshold
 from sessionstore.errors import LockTimeout as LockTimeoutError
 from sessionstore.errors import SessionBusy, SessionStoreError, UnknownRevision
 from sessionstore.plumbing import codec
+from sessionstore.plumbing.commits import Commit
 from sessionstore.porcelain.session import cascade
 from sessionstore.porcelain.session.arguments import check_focus
 from sessionstore.porcelain.session.recall import Recalled, recall
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
     from sessionstore.compaction.events import CompactionEvent
     from sessionstore.compaction.micro import MicroState
     from sessionstore.memory.fileio import MemoryUpdate
-    from sessionstore.plumbing.commits import Commit
     from sessionstore.porcelain.session.layout import StoreLayout
 
 __all__ = ["Session", "state_at"]
@@ -167,9 +167,13 @@ class Session(Lockstep):
         session: the agent's `compact` tool (`integrations.SessionToolset`). `focus` as for `compact`."""
         self.checkpoint_request = check_focus(focus) or ""
 
-    def checkout(self, rev: str) -> Commit:
-        """Rewind (or move) the head to the state at `rev`; the log keeps everything after it."""
-        target = resolve(self.store, rev)
+    def checkout(self, rev: str | Commit) -> Commit:
+        """Rewind (or move) the head to the state at `rev`; the log keeps everything after it.
+
+        `rev` is a revision (a bare commit id is looked up in this session first, so a commit another
+        session also holds still names this one's) or a `Commit` of this session from `store.resolve`.
+        """
+        target = rev if isinstance(rev, Commit) else resolve(self.store, rev, within=self.name)
         if target.session != self.name:
             raise UnknownRevision(
                 f"{rev!r} is a commit of session {target.session!r}, not {self.name!r}: "
@@ -209,19 +213,18 @@ class Session(Lockstep):
 
     def end(self) -> MemoryUpdate:
         """Record this session in the team's MEMORY.md (DESIGN §8): one dated bullet from the latest
-        checkpoint summary, else from the extractive summarizer; compressed past the caps with the
+        checkpoint summary, else from the offline summarizer; compressed past the caps with the
         store's summary model. No MEMORY.md, nothing written."""
         from sessionstore.memory.append import record_session_end
-        from sessionstore.summary.extractive import summarize_extractive
+        from sessionstore.summary.offline import summarize_offline
 
-        summary = (cascade.summary_text(self.messages[0]) if self.messages else None) or summarize_extractive(
-            self.messages
+        summary = (cascade.summary_text(self.messages[0]) if self.messages else None) or summarize_offline(
+            self.messages, settings=self.store.settings
         )
-        with self.store.memory_lock():  # read-modify-write: a concurrent end would lose one bullet
-            store = self.store
-            return record_session_end(
-                store.memory_path, self.name, summary, store.settings, model=store.summary_model
-            )
+        store = self.store  # record_session_end holds MEMORY.md's lock (memory.lock) while it rewrites
+        return record_session_end(
+            store.memory_path, self.name, summary, store.settings, model=store.summary_model
+        )
 
     def subscribe(self, listener: Callable[[CompactionEvent], None]) -> None:
         """Call `listener` with every compaction event of this session."""
