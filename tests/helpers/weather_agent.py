@@ -1,7 +1,8 @@
 """A user's own agent module for `session chat --agent` (issue 27): one tool, instructions, offline.
 
 The model is a FunctionModel: asked anything, it calls `weather("Paris")`, then answers with what the
-tool returned. `report` is the same agent with a structured output type.
+tool returned. `report` is the same agent with a structured output type; `recaller` only asks its
+`recall` tool (given by `session chat --recall`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,19 @@ def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     return ModelResponse(parts=[TextPart(f"In Paris it is {returns[0].content}.")])
 
 
+def remember(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """Asks its `recall` tool (`session chat --recall`) for the words of the prompt, answers with the
+    first line of what it got back."""
+    last = messages[-1]
+    back = [p for p in last.parts if p.part_kind == "tool-return" and p.tool_name == "recall"]
+    if back:
+        return ModelResponse(parts=[TextPart(str(back[0].content).splitlines()[1])])
+    prompt = next(p.content for p in last.parts if p.part_kind == "user-prompt")
+    return ModelResponse(parts=[ToolCallPart("recall", {"query": str(prompt)})])
+
+
 agent = Agent(FunctionModel(reply), instructions=INSTRUCTIONS, name="weather-bot")
+recaller = Agent(FunctionModel(remember), name="recaller")
 report = Agent(FunctionModel(reply), instructions=INSTRUCTIONS, output_type=Forecast)
 not_an_agent = 42
 

@@ -52,8 +52,14 @@ INSTALL_HINT = "pip install 'sessionstore[chat]'"
     "it: module:attribute, the module imported from the current directory, or an agent spec file "
     "(.yaml/.json).",
 )
+@click.option(
+    "--recall",
+    is_flag=True,
+    help="Give the agent the session's own tools: recall (any message a summary replaced, verbatim) and "
+    "compact (a checkpoint before its next request).",
+)
 @click.pass_context
-def chat_cmd(ctx: click.Context, name: str, model: str, agent_spec: str | None) -> int:
+def chat_cmd(ctx: click.Context, name: str, model: str, agent_spec: str | None, recall: bool) -> int:
     """Chat with an agent on session NAME (created if new), resuming from its latest checkpoint.
 
     The footer shows the context gauge, the model and the head, refreshed after every request. Slash
@@ -88,7 +94,7 @@ def chat_cmd(ctx: click.Context, name: str, model: str, agent_spec: str | None) 
         session = store.session(name)
         out = _printer()
         with _notes(out):
-            chat = Chat(store, session, chosen.agent, chosen.label, out)
+            chat = Chat(store, session, chosen.agent, chosen.label, out, recall=recall)
             out(_banner(session, chosen.label, store.root, interactive))
             _run(_interactive(chat) if interactive else _piped(chat))
     return 0

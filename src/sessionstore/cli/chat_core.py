@@ -24,6 +24,7 @@ from ..accounting.calibration import decide
 from ..accounting.tokens import estimate_message, estimate_messages
 from ..errors import SessionStoreError, StaleSessionError
 from ..integrations.runs import run_turn_async
+from ..integrations.session_tools import SessionToolset
 from ..porcelain.session import cascade
 from ..porcelain.session.gauge import Gauge, format_gauge, gauge
 from .chat_slash import Command, Invalid, Message, help_lines, parse, session_rev
@@ -71,9 +72,18 @@ class Chat:
     """One chat: the session it is on, the agent, the job running (a turn or a compaction), the footer."""
 
     def __init__(
-        self, store: SessionStore, session: Session, agent: Any, label: str, out: Callable[[str], None]
+        self,
+        store: SessionStore,
+        session: Session,
+        agent: Any,
+        label: str,
+        out: Callable[[str], None],
+        *,
+        recall: bool = False,
     ) -> None:
         self.store = store
+        self.recall = recall
+        """Give every run the session's own tools (`SessionToolset`: recall, compact)."""
         self.agent = agent
         self.label = label
         self.out = out
@@ -253,7 +263,8 @@ class Chat:
     async def _turn(self, text: str) -> None:
         self._events.clear()
         try:
-            result = await run_turn_async(self.session, self.agent, text, capabilities=[_Live(self)])
+            extra = {"toolsets": [SessionToolset(self.session)]} if self.recall else {}
+            result = await run_turn_async(self.session, self.agent, text, capabilities=[_Live(self)], **extra)
         except asyncio.CancelledError:
             await asyncio.to_thread(self._settle)
             self.out(f"cancelled. {self._kept()}")
