@@ -68,12 +68,14 @@ def test_a_ratio_past_2x_either_way_is_warned_once_per_model(monkeypatch: pytest
     cal = Calibration()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        cal.learn("function:fake", 50, 8_000)  # FunctionModel streaming: 50 input tokens
-        cal.learn("function:fake", 40, 8_000)
+        cal.learn("openai:proxy", 50, 8_000)  # a usage that counts something else
+        cal.learn("openai:proxy", 40, 8_000)
         cal.learn("anthropic:claude", 1_300, 1_000)  # a tokenizer difference: no warning
         cal.learn("anthropic:claude", 31_740, 301)  # a hidden system prompt
+        cal.learn("function:body:stream", 50, 8_000)  # FunctionModel: fake usage by design, no warning
+        cal.learn("test:test", 50, 8_000)
     said = [str(w.message) for w in caught]
     assert len(said) == 2, said
-    assert "'function:fake'" in said[0] and "0.01x" in said[0] and "8,000" in said[0]
+    assert "'openai:proxy'" in said[0] and "0.01x" in said[0] and "8,000" in said[0]
     assert "'anthropic:claude'" in said[1] and "105.45x" in said[1]
     assert all("\n" not in line for line in said)

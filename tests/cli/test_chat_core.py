@@ -53,7 +53,7 @@ def test_the_footer_is_refreshed_after_each_request_of_a_run(tmp_path: Path) -> 
     asyncio.run(turn())
     window, lv = WINDOW, chat.reading().levels
     for k in (1, 2):  # request k+1 shows the usage request k measured
-        expected = format_gauge(gauge(10_000 * k + 100, window, lv), color=False)
+        expected = format_gauge(gauge(10_000 * k + 100, window, lv, figure="measured"), color=False)
         assert expected in seen[k], (expected, seen[k])
     assert "c: new" in seen[0]
     assert out[:2] == ["  → probe(n=1)", "  → probe(n=2)"] and out[2] == "assistant  done"

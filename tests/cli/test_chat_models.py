@@ -121,3 +121,60 @@ def test_a_model_string_that_cannot_be_used_is_one_line_before_the_chat_starts(
     line = str(info.value)
     assert says in line and "\n" not in line and "Traceback" not in line
     assert "--model test or --model demo" in line or "test / demo offline" in line
+
+
+# -- --agent: the user's own agent -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def agents_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The current directory holds the user's agent module (tests/helpers/weather_agent.py)."""
+    monkeypatch.chdir(Path(__file__).resolve().parents[1] / "helpers")
+
+
+def test_the_users_agent_runs_with_its_tools_instructions_and_output_type(
+    tmp_path: Path, agents_here: None
+) -> None:
+    with chat_agent("test", "weather_agent:agent", model_given=False) as chosen:
+        assert chosen.label == "weather-bot (agent, function:function:reply:)" and chosen.settings == {}
+        s = SessionStore.open(tmp_path).session("w")
+        result = run_turn(s, chosen.agent, "weather?")
+    assert result.output == "In Paris it is sunny, 21 °C."
+    stored = SessionStore.open(tmp_path).session("w").history
+    assert [p.part_kind for m in stored for p in m.parts] == [
+        "user-prompt",
+        "tool-call",
+        "tool-return",
+        "text",
+    ]
+    assert stored[0].instructions and "weather" in stored[0].instructions
+    with chat_agent("test", "weather_agent:report", model_given=False) as chosen:
+        out = run_turn(SessionStore.open(tmp_path).session("r"), chosen.agent, "weather?").output
+    assert (out.city, out.sky) == ("Paris", "sunny, 21 °C")
+
+
+def test_model_replaces_the_agents_own(tmp_path: Path, agents_here: None) -> None:
+    with chat_agent("test", "weather_agent:agent", model_given=True) as chosen:
+        assert chosen.label == "weather-bot (agent, test:test)"
+        assert isinstance(chosen.agent.model, TestModel)
+    with (
+        pytest.raises(SessionStoreError, match="--model demo is an agent of its own"),
+        chat_agent("demo", "weather_agent:agent", model_given=True),
+    ):
+        pass
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        ("weather_agent", "--agent takes module:attribute"),
+        ("no_such_module:agent", "no module 'no_such_module' in the current directory"),
+        ("weather_agent:nope", "module 'weather_agent' has no attribute 'nope'"),
+        ("weather_agent:not_an_agent", "is a int, not a pydantic-ai Agent"),
+        ("missing.yaml", "no such agent spec file"),
+    ],
+)
+def test_an_agent_that_cannot_be_used_is_one_line(agents_here: None, spec: str, said: str) -> None:
+    with pytest.raises(SessionStoreError) as err, chat_agent("test", spec, model_given=False):
+        pass
+    assert said in str(err.value) and "\n" not in str(err.value)

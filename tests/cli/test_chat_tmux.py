@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -83,7 +84,7 @@ def test_footer_compact_exit_and_resume(tmp_path: Path) -> None:
         # Coloured by band, as `session gauge` is: green below the micro level.
         assert re.search(r"\x1b\[(?:[0-9;]*;)?32m(?:\x1b\[[0-9;]*m)*[○◔◑◕●] \d+%", term.footer_with_colours())
         term.type("/gauge")
-        term.wait_for(lambda s: s.count("of 16k · micro") >= 2)
+        term.wait_for(lambda s: len(re.findall(r"of 16k (?:measured|estimate) · micro", s)) >= 2)
 
         term.type("/compact keep the API rule")
         screen = term.wait_for("compaction tier 2 [checkpoints/d/1]")
@@ -182,3 +183,38 @@ def test_without_prompt_toolkit_a_terminal_chat_says_how_to_install_it(tmp_path:
     )
     assert "Traceback" not in screen
     assert not (root / "logs" / "x.jsonl").exists()
+
+
+def test_chat_runs_the_users_own_agent_with_its_tool(tmp_path: Path) -> None:
+    """`session chat NAME --agent module:attr`, as pydantic-ai's `clai --agent`: the module in the
+    current directory defines an agent with one tool and instructions; the chat runs it on the session."""
+    root = _store(tmp_path)
+    shutil.copy(Path(__file__).resolve().parents[1] / "helpers" / "weather_agent.py", tmp_path)
+    argv = [*SESSION, "--store", str(root), "chat", "w", "--agent", "weather_agent:agent"]
+    term = Terminal(argv, cwd=tmp_path, env=_env())
+    try:
+        term.wait_for("chat on 'w'")
+        term.wait_for(lambda s: "weather-bot (agent, function:function:reply:)" in term.footer())
+        term.type("what is the weather like?")
+        screen = term.wait_for("assistant  In Paris it is sunny, 21 °C.")
+        assert '→ weather(city="Paris")' in screen
+        term.wait_for(lambda s: re.search(r"[○◔◑◕●] \d+% of 1\.05M (?:measured|estimate)", term.footer()))
+        term.key("C-d")
+        term.wait_for("[exit 0]")
+    finally:
+        term.close()
+    history = SessionStore.open(root, create=False).session("w").history
+    kinds = [p.part_kind for m in history for p in m.parts]
+    assert kinds == ["user-prompt", "tool-call", "tool-return", "text"]
+    assert "weather" in (history[0].instructions or ""), "the agent's instructions ran with it"
+
+    bad = Terminal(
+        [*SESSION, "--store", str(root), "chat", "w", "--agent", "weather_agent:nope"],
+        cwd=tmp_path,
+        env=_env(),
+    )
+    try:
+        screen = bad.wait_for("[exit 2]")
+    finally:
+        bad.close()
+    assert "module 'weather_agent' has no attribute 'nope'" in screen and "Traceback" not in screen

@@ -39,8 +39,9 @@ def test_every_turn_line_shows_its_peak_request_and_the_mid_run_checkpoints(
         )
         assert window == demo.DEMO_WINDOW and peak <= window, line
         assert requests == len(received[n]) == len(demo.SCRIPT[n - 1].calls) + 1, line
-        # the peak is the measured size of the largest request: what the model got, plus provider overhead
-        assert max(received[n]) <= peak <= max(received[n]) + demo.PROVIDER_OVERHEAD + 50, (line, received[n])
+        # the peak is the decision figure of the largest request (DESIGN §6): at least what the model got,
+        # at most that with the provider's overhead, scaled by the calibration (at most 2x) it taught
+        assert max(received[n]) <= peak <= 2 * max(received[n]) + demo.PROVIDER_OVERHEAD, (line, received[n])
     assert any("mid-run tier 2" in line for line in turns), "a tool loop crosses the full level mid-run"
     assert any("mid-run tier 3" in line for line in turns)
     long_loop = turns[9]

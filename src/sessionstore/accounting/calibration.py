@@ -14,7 +14,8 @@ count, 50 tokens when streaming) must never let a request be sent over the windo
 (`Calibration.decision_factor` says why). For the same
 reason every decision takes the larger of the measured figure and the calibrated local estimate
 (`decide`). A factor past 2x (or under 0.5x) is warned about once per model and process, naming it:
-either the provider counts very differently or the usage it reports is not a count of the request.
+either the provider counts very differently or the usage it reports is not a count of the request
+(pydantic-ai's in-process test models, whose usage is fake by design, are not warned about).
 
 Kept with the session: the factors ride on every commit line as the `calibration` field (a mapping
 model id -> factor, carried from line to line like `model`), so a reopened session, a fork and
@@ -28,7 +29,16 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["FIELD", "WARN_ABOVE", "WARN_BELOW", "Calibration", "Decision", "decide", "scale"]
+__all__ = [
+    "FIELD",
+    "LOCAL_PROVIDERS",
+    "WARN_ABOVE",
+    "WARN_BELOW",
+    "Calibration",
+    "Decision",
+    "decide",
+    "scale",
+]
 
 FIELD = "calibration"
 """The commit line field holding the factors (model id -> measured/local of its newest request)."""
@@ -36,6 +46,11 @@ FIELD = "calibration"
 WARN_ABOVE = 2.0
 WARN_BELOW = 0.5
 """Factors outside [WARN_BELOW, WARN_ABOVE] are warned about once per model and process."""
+
+LOCAL_PROVIDERS = frozenset({"function", "test"})
+"""pydantic-ai's in-process models (FunctionModel, TestModel): no window unless their profile says so,
+and a usage that is fake by design (a word count, 50 tokens when streaming), so neither an unknown
+window nor a calibration far from 1.0 is warned about for them: decisions are safe either way."""
 
 _warned: set[str] = set()
 
@@ -113,13 +128,13 @@ class Calibration:
             return None
         factor = round(measured / local, 4)
         self.factors[model] = factor
-        if (factor > WARN_ABOVE or factor < WARN_BELOW) and model not in _warned:
+        local_model = model.split(":", 1)[0] in LOCAL_PROVIDERS
+        if (factor > WARN_ABOVE or factor < WARN_BELOW) and model not in _warned and not local_model:
             _warned.add(model)
             warnings.warn(
                 f"model {model!r} reported {measured:,} input tokens for a request estimated at "
                 f"{local:,} tokens locally ({factor:.2f}x; a tokenizer difference explains at most 2x "
-                "either way): decisions take the larger of the two, so no request goes over the window; "
-                "a test model that reports no real usage (FunctionModel, TestModel) is expected to differ",
+                "either way): decisions take the larger of the two, so no request goes over the window",
                 UserWarning,
                 stacklevel=4,
             )

@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SettingsError
-from .calibration import decide
+from .calibration import LOCAL_PROVIDERS, decide
 from .settings import Settings, threshold_override
 
 if TYPE_CHECKING:
@@ -37,9 +37,6 @@ __all__ = [
 LOCAL_MODELS = frozenset({"extractive"})
 """Model names that run locally (no provider, no context window of their own)."""
 
-LOCAL_PROVIDERS = frozenset({"function", "test"})
-"""pydantic-ai's in-process models (FunctionModel, TestModel): no window unless their profile says so,
-and nothing a user mistyped, so they never warn."""
 
 _warned: set[str] = set()
 """Unknown model ids already warned about in this process (one warning per id, not per call)."""

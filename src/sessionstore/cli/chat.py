@@ -1,4 +1,5 @@
-"""`session chat NAME [--model MODEL]`: talk to a pydantic-ai agent on a session, gauge in the footer.
+"""`session chat NAME [--agent MODULE:ATTR] [--model MODEL]`: talk to a pydantic-ai agent on a session
+(your own with `--agent`, as pydantic-ai's `clai --agent`; a bare one on `--model`), gauge in the footer.
 
 On a terminal, prompt_toolkit (the optional extra `sessionstore[chat]`) reads lines while a turn runs,
 draws the footer (`Chat.footer`: gauge, model, head) as its bottom toolbar, and turns Ctrl-C into
@@ -39,17 +40,35 @@ INSTALL_HINT = "pip install 'sessionstore[chat]'"
     default="test",
     show_default=True,
     help="A pydantic-ai model string (e.g. openai:gpt-4o; keys from the environment), or offline: "
-    "test (pydantic-ai TestModel) or demo (the scripted coder of `session demo`).",
+    "test (pydantic-ai TestModel) or demo (the scripted coder of `session demo`). With --agent, "
+    "replaces the agent's own model.",
+)
+@click.option(
+    "--agent",
+    "agent_spec",
+    metavar="MODULE:ATTR",
+    default=None,
+    help="Your own pydantic-ai agent (its tools, instructions and output type), as `clai --agent` takes "
+    "it: module:attribute, the module imported from the current directory, or an agent spec file "
+    "(.yaml/.json).",
+)
+@click.option(
+    "--recall",
+    is_flag=True,
+    help="Give the agent the session's own tools: recall (any message a summary replaced, verbatim) and "
+    "compact (a checkpoint before its next request).",
 )
 @click.pass_context
-def chat_cmd(ctx: click.Context, name: str, model: str) -> int:
+def chat_cmd(ctx: click.Context, name: str, model: str, agent_spec: str | None, recall: bool) -> int:
     """Chat with an agent on session NAME (created if new), resuming from its latest checkpoint.
 
     The footer shows the context gauge, the model and the head, refreshed after every request. Slash
     commands: /compact [FOCUS], /gauge, /log [N], /checkout REV, /fork NEW, /help, /exit.
 
     \b
-    Example:  session chat demo --model test
+    Examples:
+      session chat demo --model test
+      session chat support --agent myagents:support      (myagents.py in this directory)
     """
     if sys.stdin is None:  # `session chat NAME <&-`
         raise fail(
@@ -69,12 +88,13 @@ def chat_cmd(ctx: click.Context, name: str, model: str) -> int:
 
     pydantic_ai.BANNER_ENABLED = False  # the chat owns the terminal: the footer says what runs
     check_name(name)
-    with chat_agent(model) as chosen:
+    given = ctx.get_parameter_source("model") is not click.core.ParameterSource.DEFAULT
+    with chat_agent(model, agent_spec, model_given=given) as chosen:
         store = open_store(ctx, overrides=chosen.settings)  # the store's own settings, then the model's
         session = store.session(name)
         out = _printer()
         with _notes(out):
-            chat = Chat(store, session, chosen.agent, chosen.label, out)
+            chat = Chat(store, session, chosen.agent, chosen.label, out, recall=recall)
             out(_banner(session, chosen.label, store.root, interactive))
             _run(_interactive(chat) if interactive else _piped(chat))
     return 0

@@ -6,8 +6,9 @@ terminal keeps reading lines: that is what lets `/compact` answer "busy" while a
 (`interrupt`) cancel it. A cancelled or failed turn keeps whatever the session had persisted; the chat
 waits for an in-flight persist (the session lock) before it reports the head.
 
-The footer (`footer`) is the gauge of DESIGN §9 (same window and levels as the triggers), refreshed
-after every model request of a run from that request's usage, plus the model and the head.
+The footer (`footer`) is the gauge of DESIGN §9 (same window and levels as the triggers, the same
+figure: the larger of the measured usage and the calibrated estimate, named), refreshed after every
+model request of a run from that request's usage, plus the model and the head.
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.capabilities import AbstractCapability
 
+from ..accounting.calibration import decide
 from ..accounting.tokens import estimate_message, estimate_messages
 from ..errors import SessionStoreError, StaleSessionError
 from ..integrations.runs import run_turn_async
+from ..integrations.session_tools import SessionToolset
 from ..porcelain.session import cascade
 from ..porcelain.session.gauge import Gauge, format_gauge, gauge
 from .chat_slash import Command, Invalid, Message, help_lines, parse, session_rev
@@ -56,13 +59,31 @@ class _Live(AbstractCapability[Any]):
         return response
 
 
+def _shown(output: Any) -> str:
+    """A run's output as the chat prints it: text as it is, structured output as indented JSON."""
+    if isinstance(output, str):
+        return output
+    from pydantic_core import to_json
+
+    return to_json(output, indent=2, fallback=str).decode()
+
+
 class Chat:
     """One chat: the session it is on, the agent, the job running (a turn or a compaction), the footer."""
 
     def __init__(
-        self, store: SessionStore, session: Session, agent: Any, label: str, out: Callable[[str], None]
+        self,
+        store: SessionStore,
+        session: Session,
+        agent: Any,
+        label: str,
+        out: Callable[[str], None],
+        *,
+        recall: bool = False,
     ) -> None:
         self.store = store
+        self.recall = recall
+        """Give every run the session's own tools (`SessionToolset`: recall, compact)."""
         self.agent = agent
         self.label = label
         self.out = out
@@ -91,10 +112,14 @@ class Chat:
     def busy(self) -> bool:
         return self.job is not None and not self.job.done()
 
-    def refresh(self, used: int | None = None) -> None:
-        """Re-read the gauge: from `used` (a request of the running turn) or the session's measurement."""
+    def refresh(self, used: int | None = None, figure: str | None = None) -> None:
+        """Re-read the gauge: from `used` (a request of the running turn, `figure` naming what it is)
+        or the session's measurement (DESIGN §6: the larger of measured and estimated)."""
         window, lv = cascade.session_levels(self.session)
-        self._reading = gauge(self.session.measurement.tokens if used is None else used, window, lv)
+        if used is None:
+            m = self.session.measurement
+            used, figure = m.tokens, m.figure
+        self._reading = gauge(used, window, lv, figure=figure)  # type: ignore[arg-type]
         self.invalidate()
 
     def reading(self) -> Gauge:
@@ -126,11 +151,10 @@ class Chat:
             if part.part_kind == "tool-call":
                 self.out(f"  → {format_call(part.tool_name, call_args(part), full=False)}")
         usage = response.usage
-        if usage.input_tokens > 0:
-            used = usage.input_tokens + usage.output_tokens
-        else:
-            used = sum(estimate_messages(sent)) + estimate_message(response)
-        self.refresh(used)
+        measured = usage.input_tokens + usage.output_tokens if usage.input_tokens > 0 else None
+        local = sum(estimate_messages(sent)) + estimate_message(response)
+        d = decide(local, self.session.decision_factor, measured)  # the figure the triggers would take
+        self.refresh(d.tokens, d.figure)
 
     # -- lines in ---------------------------------------------------------------------------------------
 
@@ -239,7 +263,8 @@ class Chat:
     async def _turn(self, text: str) -> None:
         self._events.clear()
         try:
-            result = await run_turn_async(self.session, self.agent, text, capabilities=[_Live(self)])
+            extra = {"toolsets": [SessionToolset(self.session)]} if self.recall else {}
+            result = await run_turn_async(self.session, self.agent, text, capabilities=[_Live(self)], **extra)
         except asyncio.CancelledError:
             await asyncio.to_thread(self._settle)
             self.out(f"cancelled. {self._kept()}")
@@ -256,7 +281,7 @@ class Chat:
             reason = " ".join(str(err).split()) or type(err).__name__
             self.out(f"the request failed ({type(err).__name__}: {reason[:300]}). {self._kept()}")
         else:
-            for line_ in str(result.output).splitlines() or [""]:
+            for line_ in _shown(result.output).splitlines() or [""]:
                 self.out(f"assistant  {line_}" if line_ is not None else "")
             for event in self._events:
                 before, after = number(event.tokens_before), number(event.tokens_after)

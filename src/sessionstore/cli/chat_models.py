@@ -1,4 +1,9 @@
-"""The agent `session chat --model MODEL` talks to: any pydantic-ai model string, or one of two offline ones.
+"""The agent `session chat` talks to: the user's own (`--agent`), or a bare one on `--model MODEL`.
+
+`--agent module:attr` (or an agent spec file, `.yaml`/`.yml`/`.json`) loads the user's pydantic-ai agent
+as pydantic-ai's `clai --agent` does, the module imported with the current directory on the path: its
+tools, instructions and output type run on the session. Its own model is used unless `--model` is
+given, which then replaces it (as `clai` does). A bare chat's `--model` is:
 
 - `test`: pydantic-ai's `TestModel` (no network, no key; answers every message with `TEST_ANSWER`);
 - `demo`: the scripted coding agent of `session demo` (`cli.demo.demo_agent`), working on a generated
@@ -10,6 +15,8 @@
 
 from __future__ import annotations
 
+import importlib
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,10 +40,14 @@ class ChatAgent:
 
 
 @contextmanager
-def chat_agent(model: str) -> Iterator[ChatAgent]:
-    """The agent for `model` (see the module docstring); cleans up the demo's project on exit."""
+def chat_agent(model: str, agent: str | None = None, *, model_given: bool = True) -> Iterator[ChatAgent]:
+    """The agent to chat with (see the module docstring): the user's `agent` when given (on `model`
+    when `model_given`), else a bare agent on `model`; cleans up the demo's project on exit."""
     from pydantic_ai import Agent
 
+    if agent is not None:
+        yield user_agent(agent, model if model_given else None)
+        return
     if model == "test":
         from pydantic_ai.models.test import TestModel
 
@@ -71,3 +82,79 @@ def _infer(model: str) -> Any:
             f"cannot use model {model!r}: {err} (install the provider's extra, e.g. "
             "'pydantic-ai-slim[openai]'; offline: --model test or --model demo)"
         ) from None
+
+
+SPEC_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def user_agent(spec: str, model: str | None) -> ChatAgent:
+    """The user's agent named by `spec` (`module:attr` or a spec file), on `model` when given."""
+    from pydantic_ai.agent import AbstractAgent
+
+    from ..porcelain.session.turn_fields import model_id
+
+    loaded = _load(spec)
+    if not isinstance(loaded, AbstractAgent):
+        raise SessionStoreError(f"--agent {spec!r} is a {type(loaded).__name__}, not a pydantic-ai Agent")
+    if model is not None:
+        if model == "demo":
+            raise SessionStoreError(
+                "--model demo is an agent of its own: with --agent give a model string, or test"
+            )
+        loaded.model = _offline(model) if model == "test" else _infer(model)  # type: ignore[attr-defined]
+    if loaded.model is None:
+        raise SessionStoreError(
+            f"agent {spec!r} has no model: give it one with --model (e.g. openai:gpt-4o, or test offline)"
+        )
+    name = loaded.name or spec
+    return ChatAgent(loaded, f"{name} (agent, {model_id(loaded.model)})")
+
+
+def _offline(model: str) -> Any:
+    from pydantic_ai.models.test import TestModel
+
+    return TestModel(custom_output_text=TEST_ANSWER)
+
+
+def _load(spec: str) -> Any:
+    """The object `spec` names: `Agent.from_file` for a spec file, else the attribute of an imported
+    module (the current directory first on the path, as `clai --agent` has it); one line per mistake."""
+    from pydantic_ai import Agent
+
+    if spec.endswith(SPEC_SUFFIXES):
+        path = Path(spec)
+        if not path.is_file():
+            raise SessionStoreError(f"--agent {spec!r}: no such agent spec file")
+        try:
+            return Agent.from_file(path)
+        except Exception as err:
+            reason = " ".join(str(err).split())[:300]
+            raise SessionStoreError(f"--agent {spec!r}: not a valid agent spec: {reason}") from None
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise SessionStoreError(
+            f"--agent takes module:attribute (e.g. myagents:support) or an agent spec file "
+            f"({', '.join(SPEC_SUFFIXES)}), not {spec!r}"
+        )
+    here = str(Path.cwd())
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as err:
+        if err.name and module_name.startswith(err.name):
+            raise SessionStoreError(
+                f"--agent {spec!r}: no module {module_name!r} in the current directory or on the Python path"
+            ) from None
+        raise SessionStoreError(f"--agent {spec!r}: importing {module_name!r} failed: {err}") from None
+    except Exception as err:  # the user's module raised while it was imported
+        reason = " ".join(str(err).split())[:300]
+        raise SessionStoreError(
+            f"--agent {spec!r}: importing {module_name!r} failed: {type(err).__name__}: {reason}"
+        ) from None
+    value: Any = module
+    for part in attr.split("."):
+        if not hasattr(value, part):
+            raise SessionStoreError(f"--agent {spec!r}: module {module_name!r} has no attribute {attr!r}")
+        value = getattr(value, part)
+    return value

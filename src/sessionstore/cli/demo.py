@@ -240,10 +240,12 @@ def _turn_line(
     from ..porcelain.session import cascade
 
     window, lv = cascade.session_levels(session)
-    used, settings = session.measurement.tokens, session.store.settings
+    m, settings = session.measurement, session.store.settings
+    used = m.tokens
     fired = fired_tiers(session.head, used, lv, settings)
+    on = settings.compaction_enabled
     reading = format_gauge(
-        gauge(used, window, lv, fired=fired, compaction_enabled=settings.compaction_enabled), color=color
+        gauge(used, window, lv, fired=fired, compaction_enabled=on, figure=m.figure), color=color
     )
     peak = max(r.tokens for r in requests)
     head = (

@@ -5,8 +5,9 @@ newest response (it commits every step before the next request), so what a reque
 is `session.history` plus the run's `pending` messages (the new prompt, on the first request). That is
 measured without tokenizing anything stored (issue 16, item 0): the session's measurement (the
 measured prefix of its newest response plus the persisted sizes after it, DESIGN §6) plus the local
-estimates of `pending`. pydantic-ai merges adjacent requests only after this hook, so the sizes used
-here are the stored ones, one per stored message, never shifted by a merge.
+estimates of `pending`, against the calibrated local estimate of the whole request (tool definitions
+included): the larger decides (`measure_request`). pydantic-ai merges adjacent requests only after
+this hook, so the sizes used here are the stored ones, one per stored message, never shifted by a merge.
 
 `shape_request` applies the in-memory tiers to what is sent; the mid-run checkpoint (tier 2, which
 writes) is the capability's job and happens before it:
@@ -18,8 +19,9 @@ writes) is the capability's job and happens before it:
 
 `compaction_enabled` off means no tier at all, as in the cascade after a turn: what is sent is the
 stored history plus pending, unchanged, or `CompactionError` when that is over the window. A provider
-measurement far above the local estimate (tool definitions, instructions: the bias) is budgeted for;
-when it alone leaves tier 3 no room under the window, `CompactionError` too, never an oversized request.
+measurement above the calibrated estimate (a hidden prompt: the excess) is budgeted for when what is
+sent is shaped; when it alone leaves tier 3 no room under the window, `CompactionError` too, never an
+oversized request.
 
 So no request leaves over the resolved window, and the stored history is never changed here.
 """

@@ -2,7 +2,7 @@
 
     result = run_turn(session, agent, "fix the failing test")              # sync
     result = await run_turn_async(session, agent, "fix the failing test")  # async
-    # or, inside your own call:
+    # or, inside your own call, in any run shape (run_sync, run, iter, run_stream, run_stream_events):
     agent.run_sync(prompt, message_history=session.history, capabilities=[SessionCapability(session)])
 
 What a caller may rely on (DESIGN §7 "Inside a run"), for EVERY model request of the run, including
@@ -10,18 +10,30 @@ the requests between tool calls:
 
 - **Fresh head.** Before the first request the on-disk head is checked: a session another writer moved
   raises `StaleSessionError` before any paid model call.
+- **The session's history.** `message_history` must be the session's history, equal in content (a
+  deserialized copy will do), or extend it (what the session lacks is stored with the run); anything
+  else is refused before any model call (`run_history.extension_of`).
 - **Durable steps.** Before each request the run's messages up to the newest response are committed as
   a turn (`compact=False`), so a crash (kill -9) mid-run loses at most the request in flight; at the end
-  of the run the rest is committed. Nothing is committed twice.
-- **Fits.** What is about to be sent is measured without re-tokenizing stored messages (`protect.py`).
-  Over the full level the session checkpoints mid-run (`Session.compact()`: tier 2 cuts inside the
-  long turn, keeping its user request verbatim; tier 3 if still over) and the run continues from
-  `[summary, *tail]`; over micro, tier 1 applies to what is sent; still over, tier 3 applies to what
-  is sent. No request is sent over the resolved window. The run's own history (`new_messages()`)
-  stays whole; only what is sent changes.
+  of the run the rest is committed, with `run_stream`'s closing request (its final tool calls' returns,
+  which pydantic-ai adds only to the caller's result). A run that stops without a result (`iter` left
+  early, a cancelled stream, a timeout) keeps what it received, every call it left open closed as
+  interrupted. Nothing is committed twice; no tool call is stored without its return (except the calls
+  a run leaves for `deferred_tool_results`).
+- **Fits.** What is about to be sent is measured without re-tokenizing stored messages (`protect.py`),
+  as the larger of the measured prefix and the calibrated estimate (DESIGN §6), so a usage that is
+  present but wrong cannot let a request through. Over the full level the session checkpoints mid-run
+  (`Session.compact()`: tier 2 cuts inside the long turn, keeping its user request verbatim; tier 3 if
+  still over) and the run continues from `[summary, *tail]`; over micro, tier 1 applies to what is sent;
+  still over, tier 3 applies to what is sent. No request is sent over the resolved window. The run's
+  own history (`new_messages()`) stays whole; only what is sent changes. A checkpoint the agent asked
+  for (`SessionToolset`'s `compact`) is written before its next request.
+- **Calibration.** Each response's usage teaches its model's factor against the local estimate of the
+  request as it was sent; the session keeps it on its commit lines (`accounting.calibration`).
 - **Never dropped.** If another writer moves the head during the run, the run's messages are saved as a
   fork, and `StaleSessionError` names it.
-- **Events** for every tier applied (session listeners), and a `RunReport` of every request's size.
+- **Events** for every tier applied (session listeners), and a `RunReport` of every request's size and
+  which figure it is.
 
 A failed request keeps the previous measurement (DESIGN §6); the steps committed before it stay.
 """
