@@ -39,7 +39,7 @@ from pydantic_ai.messages import ModelRequest, ModelResponse
 
 from ..accounting.thresholds import over_threshold
 from ..accounting.tokens import estimate_message, estimate_tool_definitions
-from ..errors import SessionStoreError, StaleSessionError
+from ..errors import NothingToCompact, SessionStoreError, StaleSessionError
 from ..porcelain.session import cascade
 from .protect import measure_request, shape_request
 
@@ -228,6 +228,8 @@ class SessionCapability(AbstractCapability[Any]):
             self._commit(pending, usage)
         try:
             self.session.compact()
+        except NothingToCompact:  # one long user turn: tier 3 shortens what is sent, and says so (its event)
+            return False
         except SessionStoreError as err:  # tier 3 on what is sent still guarantees the fit
             warnings.warn(f"session {self.session.name!r}: mid-run compaction failed: {err}", stacklevel=2)
             return False
