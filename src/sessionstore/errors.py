@@ -59,5 +59,10 @@ class CompactionError(SessionStoreError):
     """A compaction that could not produce a valid result; nothing was persisted."""
 
 
+class NothingToCompact(CompactionError):
+    """Tier 2 has nothing to summarize: the history is one user turn with no tool step, all of which stays
+    verbatim. No failure: only tier 3 can shorten it (and, inside a run, does, on what is sent)."""
+
+
 class SessionBusy(LockTimeout):
     """A manual operation found the session locked by a running turn; nothing changed."""

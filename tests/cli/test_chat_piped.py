@@ -138,3 +138,27 @@ def test_recall_gives_the_agent_what_a_summary_replaced(root: Path, monkeypatch:
     assert result.exit_code == 0, result.output
     assert '→ recall(query="staging port")' in result.stdout
     assert "assistant  [r@1] user: the staging port is 6543" in result.stdout
+
+
+def test_a_typo_d_name_from_a_pipe_is_refused_with_both_ways_out(root: Path) -> None:
+    # issue 28, item 12: `session chat fxi-auth` silently started a new session next to `fix-auth`.
+    _chat(root, "fix-auth", ["hello"])
+    before = snapshot(root)
+    assert_refused(
+        run(root, "chat", "fxi-auth", input="hello\n"),
+        "no session 'fxi-auth'; did you mean 'fix-auth'?",
+        "`session chat fix-auth`",
+        "`session chat fxi-auth --new`",
+    )
+    assert snapshot(root) == before
+    out = run(root, "chat", "fxi-auth", "--new", "--model", "test", input="hi\n").stdout
+    assert "chat on 'fxi-auth'" in out and "new session" in out
+
+
+def test_last_means_the_most_recent_session(root: Path) -> None:
+    _chat(root, "older", ["hello"])
+    _chat(root, "newer", ["hello"])
+    assert "chat on 'newer'" in run(root, "chat", "--last", input="/exit\n").stdout
+    for args, says in ((["chat", "x", "--last"], "not both"), (["chat"], "Missing argument 'NAME' (or")):
+        refused = run(root, *args, input="")
+        assert refused.exit_code == 2 and says in refused.stderr

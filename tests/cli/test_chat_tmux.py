@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
 
 from helpers.fake_openai import FakeOpenAI
 from helpers.tmux import Terminal, require_tmux
@@ -218,3 +219,34 @@ def test_chat_runs_the_users_own_agent_with_its_tool(tmp_path: Path) -> None:
     finally:
         bad.close()
     assert "module 'weather_agent' has no attribute 'nope'" in screen and "Traceback" not in screen
+
+
+def test_a_typo_d_name_is_asked_about_not_silently_started(tmp_path: Path) -> None:
+    # issue 28, item 12: `session chat fxi-auth` started a new, empty session.
+    root = _store(tmp_path)
+    SessionStore.open(root).session("fix-auth").append(
+        [ModelRequest(parts=[UserPromptPart("hi")]), ModelResponse(parts=[TextPart("hello")])]
+    )
+    term = _chat(tmp_path, root, "fxi-auth", "test")
+    try:
+        term.wait_for(
+            "no session 'fxi-auth'; did you mean 'fix-auth'? y: chat in 'fix-auth', n: start 'fxi-auth'"
+        )
+        term.type("y")
+        term.wait_for("chat on 'fix-auth'")
+        assert "resumed 2 messages" in term.screen()
+        term.type("/exit")
+        term.wait_for("[exit 0]")
+    finally:
+        term.close()
+    assert SessionStore.open(root, create=False).sessions() == ["fix-auth"]  # nothing new started
+    term = _chat(tmp_path, root, "fxi-auth", "test")
+    try:
+        term.wait_for("did you mean 'fix-auth'?")
+        term.type("n")  # the person means a new session: it starts
+        term.wait_for("chat on 'fxi-auth'")
+        assert "new session" in term.screen()
+        term.type("/exit")
+        term.wait_for("[exit 0]")
+    finally:
+        term.close()

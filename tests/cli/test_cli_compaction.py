@@ -21,14 +21,24 @@ def run(*args: str, store: Path) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def test_demo_fires_every_tier_and_ends_with_the_log(tmp_path: Path) -> None:
+def test_demo_fires_every_tier_and_ends_with_gauge_log_and_export(tmp_path: Path) -> None:
     code, out, err = run("demo", store=tmp_path / "s")
     assert code == 0, err
     assert "[tier 1 view]" in out or "tier 1:" in out
     assert "tier 2:" in out and "tier 3:" in out
-    assert "$ session log demo --oneline" in out
-    assert "compaction tier 2" in out and "compaction tier 3" in out
+    # It ends with what shows what happened (issue 28, item 14; was a 47-line `log --oneline`).
+    ending = out.splitlines()[-12:]
+    gauge = run("gauge", "demo", store=tmp_path / "s")[1].strip()
+    log = run("log", "demo", "--oneline", "-n", "5", store=tmp_path / "s")[1].splitlines()
+    assert ending == [
+        "", "$ session gauge demo", gauge,
+        "", "$ session log demo --oneline -n 5", *log,
+        "", "$ session export demo --format html > demo.html   # the page: transcript and chart",
+    ]  # fmt: skip
+    assert "(head)" in log[0] and len(log) == 5
     session = SessionStore.open(tmp_path / "s", create=False).session("demo")
+    tiers = {c.tier for c in session.log() if c.kind == "compaction"}
+    assert {2, 3} <= tiers
     assert pairs_intact(session.history)
     assert SessionStore.open(tmp_path / "s").fsck().ok
     last_turn = next(line for line in reversed(out.splitlines()) if line.startswith("turn "))

@@ -44,7 +44,8 @@ def test_help_lists_every_command() -> None:
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["log"], "Missing argument 'NAME'"),
+        (["log"], "Missing argument 'NAME' (or --last for the most recent session)"),
+        (["show", "x", "--last"], "give REV or --last, not both"),
         (["nosuchcommand"], "No such command 'nosuchcommand'"),
         (["log", "x", "--bogus"], "No such option '--bogus'"),
         (["gc", "--grace", "soon"], "'soon' is not a valid float"),

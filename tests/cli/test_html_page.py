@@ -205,7 +205,7 @@ def test_in_a_browser_ten_thousand_messages_load_with_long_output_collapsed(
     _export(store.root, "big", page)
     built = dom(page)  # counted with regexes: a Python parse of the whole DOM would cost more than the load
     assert len(re.findall(r'<article class="msg role-\w+" data-index="\d+">', built)) == 10_000
-    results = re.findall(r"<details( [^>]*)>", built)
+    results = re.findall(r"<details class=\"result\"([^>]*)>", built)
     assert len(results) == 2_500 and not any(" open" in attrs for attrs in results)
     assert built.count("read_file → 20,000 lines") == 1
     assert built.count("a long line of tool output") == 20_000  # collapsed, not cut
@@ -265,3 +265,28 @@ def test_in_a_browser_an_imported_claude_code_compaction_is_a_drop_with_its_reco
     title = drop.all_text()
     assert f"{parent.tokens:,} -> {compaction.tokens:,} tok" in title and recorded in title
     assert recorded in tree.find("p", "summary-note")[0].all_text()
+
+
+def test_in_a_browser_a_long_commit_list_is_one_closed_line_above_the_transcript(
+    tmp_path: Path, store: SessionStore
+) -> None:
+    # issue 28, item 12: a 3,000-commit session listed every commit before its transcript.
+    require_chromium()
+    s = store.session("long")
+    with store.lock("long"):
+        for i in range(300):
+            s.commit_turn(_turn(i, f"step {i}", "ok\n"))
+    page = tmp_path / "long.html"
+    _export(store.root, "long", page)
+    tree = Tree(dom(page))
+    (listing,) = tree.find("details", "commits")
+    assert "open" not in listing.attrs  # closed: one line
+    assert "300 commits: 300 turns" in listing.children[0].all_text()
+    assert len([li for li in tree.find("li") if "commit" in li.classes]) == 300  # all there, on a click
+    sections = [e.attrs.get("id") for e in tree.find("section")]
+    assert sections == ["chart", "log", "transcript"]
+    short = store.session("short")
+    short.append(_turn(0, "one", "ok\n"), compact=False)
+    _export(store.root, "short", page)
+    (listing,) = Tree(dom(page)).find("details", "commits")
+    assert "open" in listing.attrs  # a short list is shown as it is

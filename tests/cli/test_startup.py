@@ -48,6 +48,7 @@ STORE_PATH = {
     "sessionstore.porcelain.session", "sessionstore.porcelain.session.layout",
     "sessionstore.porcelain.session.heads", "sessionstore.porcelain.session.heads_file",
     "sessionstore.porcelain.store", "sessionstore.porcelain.session.log_stats", "sessionstore.cli.listing",
+    "sessionstore.cli.list_filters",  # `--sort`, `--since`, PATTERN (stdlib only: re, datetime, fnmatch)
 }  # fmt: skip
 """Opening a store and listing its logs: what an empty store's `session list` loads."""
 ROWS = {
@@ -63,9 +64,10 @@ CELLS = {  # the context column: the window, and the calibrated reading (DESIGN 
     "sessionstore.porcelain.session.gauge",
 }  # fmt: skip
 """Added to make the cells of a head the cache lacks (and for `--json`, which reads every head)."""
-DERIVING: set[str] = set()
-"""Added only when a title must be derived from a first blob (a session the cache has not seen):
-nothing now (`naming` reads a prompt's text itself; `search` only for a content that is no string)."""
+DERIVING = {"sessionstore.formats", "sessionstore.formats.injected"}
+"""Added only when a title must be derived from a first blob (a session the cache has not seen): what
+names injected context (`naming` reads a prompt's text itself; `search` only for a content that is
+no string)."""
 
 HEAVY = {
     "pydantic", "pydantic_core", "pydantic_ai", "tiktoken", "tiktoken_ext", "bpe_openai", "tomllib",

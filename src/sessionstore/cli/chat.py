@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from .list_filters import last_option, named_or_last
 from .output import colour_enabled, fail, is_terminal, open_store, plural, short_id
 
 if TYPE_CHECKING:
@@ -34,7 +35,9 @@ INSTALL_HINT = "pip install 'sessionstore[chat]'"
 
 
 @click.command("chat")
-@click.argument("name")
+@click.argument("name", required=False)
+@last_option
+@click.option("--new", is_flag=True, help="Start session NAME even when an existing name is close to it.")
 @click.option(
     "--model",
     default="test",
@@ -59,8 +62,19 @@ INSTALL_HINT = "pip install 'sessionstore[chat]'"
     "compact (a checkpoint before its next request).",
 )
 @click.pass_context
-def chat_cmd(ctx: click.Context, name: str, model: str, agent_spec: str | None, recall: bool) -> int:
+def chat_cmd(
+    ctx: click.Context,
+    name: str | None,
+    last: bool,
+    new: bool,
+    model: str,
+    agent_spec: str | None,
+    recall: bool,
+) -> int:
     """Chat with an agent on session NAME (created if new), resuming from its latest checkpoint.
+
+    A NAME close to an existing one (a typo) is asked about on a terminal and refused from a pipe,
+    never silently started: --new starts it. --last chats in the most recent session.
 
     The footer shows the context gauge, the model and the head, refreshed after every request. Slash
     commands: /compact [FOCUS], /gauge, /log [N], /checkout REV, /fork NEW, /help, /exit.
@@ -70,6 +84,7 @@ def chat_cmd(ctx: click.Context, name: str, model: str, agent_spec: str | None, 
       session chat demo --model test
       session chat support --agent myagents:support      (myagents.py in this directory)
     """
+    which = named_or_last(name, last, "NAME")  # a usage error first, before a store or a model
     if sys.stdin is None:  # `session chat NAME <&-`
         raise fail(
             "stdin is closed: session chat reads what you say from it; pipe lines in or run it in a terminal"
@@ -82,13 +97,13 @@ def chat_cmd(ctx: click.Context, name: str, model: str, agent_spec: str | None, 
             raise fail(f"session chat on a terminal needs prompt_toolkit: {INSTALL_HINT}") from None
     import pydantic_ai
 
-    from ..plumbing.names import check_name
     from .chat_core import Chat
     from .chat_models import chat_agent
 
     pydantic_ai.BANNER_ENABLED = False  # the chat owns the terminal: the footer says what runs
-    check_name(name)
     given = ctx.get_parameter_source("model") is not click.core.ParameterSource.DEFAULT
+    store = open_store(ctx)
+    name = _chat_name(store, which(store), last=last, new=new, ask=interactive)
     with chat_agent(model, agent_spec, model_given=given) as chosen:
         store = open_store(ctx, overrides=chosen.settings)  # the store's own settings, then the model's
         session = store.session(name)
@@ -98,6 +113,36 @@ def chat_cmd(ctx: click.Context, name: str, model: str, agent_spec: str | None, 
             out(_banner(session, chosen.label, store.root, interactive))
             _run(_interactive(chat) if interactive else _piped(chat))
     return 0
+
+
+def _chat_name(store: Any, chosen: str, *, last: bool, new: bool, ask: bool) -> str:
+    """The session to chat in: NAME as given (with --new, or when it exists or is like no other name),
+    the session it uniquely starts or a conversation id names, or, for a NAME close to an existing
+    one, the choice the person makes (`ask`: on a terminal) or a refusal naming both ways."""
+    from ..plumbing.names import check_name
+    from ..porcelain.history.lookup import session_named
+
+    if last:
+        return chosen
+    check_name(chosen)
+    if new or store.exists(chosen):
+        return chosen
+    if (found := session_named(store, chosen)) is not None:
+        return found
+    close = store.close_names(chosen)
+    if not close:
+        return chosen  # like no existing name: a new session, as asked
+    if not ask:
+        raise fail(
+            f"no session {chosen!r}; did you mean {close[0]!r}? `session chat {close[0]}` chats in it, "
+            f"`session chat {chosen} --new` starts {chosen!r}"
+        )
+    answer = click.prompt(
+        f"no session {chosen!r}; did you mean {close[0]!r}? y: chat in {close[0]!r}, n: start {chosen!r}",
+        type=click.Choice(["y", "n"]),
+        default="y",
+    )
+    return close[0] if answer == "y" else chosen
 
 
 def _run(main: Coroutine[Any, Any, None]) -> None:

@@ -94,14 +94,21 @@ def demo_cmd(ctx: click.Context, name: str | None) -> int:
 
     No network and no API key: the model is a pydantic-ai FunctionModel playing a script, while its
     tools really read a generated project and run commands in it. Writes to the store (created if
-    missing), prints the gauge after every turn and `session log --oneline` at the end.
+    missing), prints the gauge after every turn, and ends with what shows what happened: the gauge,
+    the last five commits, and the command that writes the page (transcript and context chart).
 
     \b
     Example:  session --store /tmp/demo demo
     """
     from ..cli.demo import run_demo
+    from .accounting_cmds import gauge_of
 
     path = store_path(ctx)
     session = run_demo(Path(path) if path else None, click.echo, color=colour_enabled(), name=name)
-    click.echo(f"\n$ session log {session.name} --oneline")
-    return log(open_store(ctx), session.name, oneline=True)
+    store, name = open_store(ctx), session.name
+    click.echo(f"\n$ session gauge {name}")
+    gauge_of(store, name, plain=False, fmt=None, model=None)
+    click.echo(f"\n$ session log {name} --oneline -n 5")
+    log(store, name, oneline=True, limit=5)
+    click.echo(f"\n$ session export {name} --format html > {name}.html   # the page: transcript and chart")
+    return 0

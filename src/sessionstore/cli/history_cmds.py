@@ -16,6 +16,7 @@ from ..plumbing import logs
 from ..plumbing.commits import Commit
 from ..plumbing.names import is_valid_name
 from ..porcelain.history.lookup import conversation_json, conversation_of
+from .list_filters import last_option, named_or_last
 from .output import (
     Painter,
     complete_rev,
@@ -203,21 +204,31 @@ def log(
 
 
 @click.command("log")
-@click.argument("name", shell_complete=complete_session)
+@click.argument("name", required=False, shell_complete=complete_session)
+@last_option
 @click.option("--oneline", is_flag=True, help="One short line per commit.")
 @json_options(stream=True)
 @click.option("-n", "--max-count", "limit", type=click.IntRange(min=1), help="Show at most N commits.")
 @no_pager_option
 @click.pass_context
 def log_cmd(
-    ctx: click.Context, name: str, oneline: bool, fmt: str | None, limit: int | None, no_pager: bool
+    ctx: click.Context,
+    name: str | None,
+    last: bool,
+    oneline: bool,
+    fmt: str | None,
+    limit: int | None,
+    no_pager: bool,
 ) -> int:
-    """Show the commits of session NAME, newest first.
+    """Show the commits of session NAME (or, with --last, the most recent session), newest first.
 
     \b
     Example:  session log fix-auth --oneline -n 5
+              session log --last -n 3
     """
-    return log(open_store(ctx), name, oneline=oneline, fmt=fmt, limit=limit)
+    which = named_or_last(name, last, "NAME")
+    store = open_store(ctx)
+    return log(store, which(store), oneline=oneline, fmt=fmt, limit=limit)
 
 
 def messages_at(store: SessionStore, commit: Commit) -> list[ModelMessage]:
@@ -260,13 +271,17 @@ def show(store: SessionStore, rev: str, *, fmt: str | None = None, full: bool = 
 
 
 @click.command("show")
-@click.argument("rev", shell_complete=complete_rev)
+@click.argument("rev", required=False, shell_complete=complete_rev)
+@last_option
 @json_options(stream=False)
 @click.option("--full", is_flag=True, help="Do not shorten tool results, thinking or arguments.")
 @no_pager_option
 @click.pass_context
-def show_cmd(ctx: click.Context, rev: str, fmt: str | None, full: bool, no_pager: bool) -> int:
-    """Show the conversation as it stood at REV (NAME, NAME@SEQ, NAME~K, an id, checkpoints/NAME/K).
+def show_cmd(
+    ctx: click.Context, rev: str | None, last: bool, fmt: str | None, full: bool, no_pager: bool
+) -> int:
+    """Show the conversation as it stood at REV (NAME, NAME@SEQ, NAME~K, an id, checkpoints/NAME/K),
+    or, with --last, the most recent session as it is now.
 
     A unique start of a session name (an imported transcript's uuid) and a FileConversationStore
     conversation id name a session too.
@@ -274,7 +289,9 @@ def show_cmd(ctx: click.Context, rev: str, fmt: str | None, full: bool, no_pager
     \b
     Example:  session show fix-auth~3 --full
     """
-    return show(open_store(ctx), rev, fmt=fmt, full=full)
+    which = named_or_last(rev, last, "REV")
+    store = open_store(ctx)
+    return show(store, which(store), fmt=fmt, full=full)
 
 
 def checkout(store: SessionStore, rev: str, *, fmt: str | None = None) -> int:

@@ -6,7 +6,8 @@ offline, attached to a bug, or years later. Every text it shows (transcripts hol
 output) goes through `html.escape`.
 
 What it shows (DESIGN §11): the gauge at REV; the chart over the commits up to REV; the commit list
-with compactions, checkpoints, checkouts and forks marked; the transcript of the state at REV, each
+with compactions, checkpoints, checkouts and forks marked (closed past `OPEN_COMMITS`, so a long
+session's transcript comes right after the chart); the transcript of the state at REV, each
 commit's messages under a marker with its time, the compaction summary marked as such with what it
 replaced (messages and tokens before -> after). Tool results are collapsed (`<details>`) with their
 size, never cut: a 10,000-message page stays light to open and scroll (`content-visibility`).
@@ -37,6 +38,8 @@ CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:0;color:#1f2328;background:#f6f8fa}
 main{max-width:1000px;margin:0 auto;padding:16px 20px 64px}
 h1{font-size:20px;margin:8px 0 2px}h2{font-size:16px;margin:28px 0 8px}
+details.commits>summary{cursor:pointer;color:#656d76;font-size:12px;margin:28px 0 8px}
+details.commits>summary h2{display:inline;color:#1f2328;margin:0}
 .meta,.legend,.time,.axis{color:#656d76;font-size:12px}
 .gauge{font-weight:600}.band-green{color:#1a7f37}.band-yellow{color:#9a6700}.band-red{color:#cf222e}
 svg.chart{background:#fff;border:1px solid #d0d7de;border-radius:6px;max-width:100%;height:auto}
@@ -107,8 +110,22 @@ def _when(stamp: str) -> str:
         return stamp
 
 
+OPEN_COMMITS = 20
+"""A commit list this long or shorter is shown open; a longer one is one closed line (`<details>`), so a
+3,000-commit session shows its transcript right under the chart."""
+
+
 def _commit_list(commits: Sequence[Commit], at: Commit) -> list[str]:
-    out = ['<section id="log"><h2>Commits</h2><ol class="commits" reversed>']
+    kinds: dict[str, int] = {}
+    for c in commits:
+        kinds[c.kind] = kinds.get(c.kind, 0) + 1
+    counted = ", ".join(plural(n, kind) for kind, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
+    shown = " open" if len(commits) <= OPEN_COMMITS else ""
+    out = [
+        f'<section id="log"><details class="commits"{shown}><summary><h2>Commits</h2> '
+        f"{plural(len(commits), 'commit')}: {escape(counted)}</summary>",
+        '<ol class="commits" reversed>',
+    ]
     previous: Commit | None = None
     for c in commits:
         cls = f"commit kind-{escape(c.kind)}" + (" at-rev" if c.id == at.id else "")
@@ -118,7 +135,7 @@ def _commit_list(commits: Sequence[Commit], at: Commit) -> list[str]:
             f'{escape(text)} <span class="time">{escape(_when(c.time))}</span></li>'
         )
         previous = c
-    out.append("</ol></section>")
+    out.append("</ol></details></section>")
     return out
 
 

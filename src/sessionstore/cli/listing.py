@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from fnmatch import fnmatchcase
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ from ..plumbing.collector import paused_gc
 from ..porcelain.session.heads import Cells, HeadsCache, Row
 from ..porcelain.session.heads import infos as cached_infos
 from ..porcelain.store import SessionInfo, SessionStore
+from .list_filters import Selection, head_times
 from .output import (
     MINUTE_US,
     Ages,
@@ -109,13 +111,18 @@ def _title(
     return title(store, info.name)
 
 
-def list_sessions(store: SessionStore, *, fmt: str | None = None) -> int:
-    """`session list`: every session with its size, gauge, checkpoints, age and title; exit 0."""
-    if fmt == "json":
-        print_json(list_records(store))
-        return 0
-    if fmt == "jsonl":
-        print_jsonl(list_records(store))
+def list_sessions(store: SessionStore, *, fmt: str | None = None, only: Selection | None = None) -> int:
+    """`session list`: every session (or those `only` selects, in its order) with its size, gauge,
+    checkpoints, age and title; exit 0."""
+    only = only or Selection()
+    if fmt in ("json", "jsonl"):
+        records = list_records(store)
+        if not only.everything:
+            names = [r["name"] for r in records]
+            when = {r["name"]: epoch_us(r["time"]) if r.get("time") else None for r in records}
+            picked = only.order(names, when, {r["name"]: r.get("tokens", 0) for r in records})
+            records = [records[i] for i in picked]
+        (print_json if fmt == "json" else print_jsonl)(records)
         return 0
     paint = painter()
     # Thousands of rows, none of them garbage (see `paused_gc`), and all of them freed before the
@@ -125,11 +132,35 @@ def list_sessions(store: SessionStore, *, fmt: str | None = None) -> int:
         if columns is None and not damaged:
             click.echo("no sessions yet: `session import FILE` brings one in", err=True)
             return 0
+        if not only.everything:
+            names, columns, damaged = _selected(store, only, names, columns, damaged)
+            if not names and not damaged:
+                click.echo("no session matches (`session list` shows them all)", err=True)
+                return 0
         lines = list_lines(store, names, columns, damaged, paint)
         del columns, names
         emit(lines)
         del lines
     return 0
+
+
+def _selected(
+    store: SessionStore,
+    only: Selection,
+    names: list[str],
+    columns: dict[str, Any] | None,
+    damaged: dict[str, str],
+) -> tuple[list[str], dict[str, Any] | None, dict[str, str]]:
+    """The rows `only` selects, in its order (a damaged session is kept when its name matches)."""
+    when, tokens = head_times(store)
+    picked = only.order(names, when, tokens)
+    if columns is not None:
+        columns = {
+            key: [value[i] for i in picked] if isinstance(value, list) else value
+            for key, value in columns.items()
+        }
+    damaged = {n: why for n, why in damaged.items() if only.pattern is None or fnmatchcase(n, only.pattern)}
+    return [names[i] for i in picked], columns, damaged
 
 
 LIST_CELLS = "session-list 1"

@@ -9,8 +9,10 @@ import click
 
 from ..errors import NotAStoreError
 from ..porcelain.store import SessionStore
+from .list_filters import SORTS, Selection, since_us
 from .listing import list_sessions
 from .output import (
+    complete_session,
     json_options,
     number,
     open_store,
@@ -55,15 +57,27 @@ def init_cmd(ctx: click.Context) -> int:
 
 
 @click.command("list")
+@click.argument("pattern", required=False, shell_complete=complete_session)
 @json_options(stream=True)
+@click.option(
+    "--sort", type=click.Choice(SORTS), default="name", show_default=True,
+    help="By name, by time (newest first) or by tokens (largest context first).",
+)  # fmt: skip
+@click.option(
+    "--since", default=None, help="Only sessions changed since: an age (30m, 2h, 3d, 1w) or a date."
+)
 @click.pass_context
-def list_cmd(ctx: click.Context, fmt: str | None) -> int:
+def list_cmd(ctx: click.Context, fmt: str | None, pattern: str | None, sort: str, since: str | None) -> int:
     """List sessions: messages, context, checkpoints, when each last changed, and its title.
 
+    PATTERN (a glob, e.g. 'fix-*') shows only the sessions whose names match it.
+
     \b
-    Example:  session list --json | jq '.[] | select(.percent > 60) | .name'
+    Example:  session list --sort time --since 3d
+              session list 'taubench-*' --json | jq '.[] | select(.percent > 60) | .name'
     """
-    return list_sessions(open_store(ctx), fmt=fmt)
+    only = Selection(pattern, since_us(since) if since is not None else None, sort)
+    return list_sessions(open_store(ctx), fmt=fmt, only=only)
 
 
 def fsck(store: SessionStore, *, repair: bool = False, fmt: str | None = None) -> int:

@@ -30,7 +30,7 @@ from sessionstore.compaction.turns import (
     safe_cuts,
     turn_starts,
 )
-from sessionstore.errors import CompactionError
+from sessionstore.errors import NothingToCompact
 from sessionstore.summary.summarizer import summarize
 
 __all__ = [
@@ -98,7 +98,7 @@ def split_point(history: Sequence[ModelMessage], sizes: Sequence[int], budget: i
         ) is not None:
             tail = Tail(cut, request)
     if tail.start == 0:
-        raise CompactionError(
+        raise NothingToCompact(
             f"nothing to compact: the history ({len(history)} messages, {sum(sizes)} tokens) is one user "
             "turn without a tool step that stays verbatim; only ultimate compaction (tier 3) can shorten it"
         )

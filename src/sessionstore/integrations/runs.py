@@ -52,7 +52,7 @@ from pydantic_ai.tools import DeferredToolRequests
 
 from ..accounting.thresholds import over_threshold
 from ..accounting.tokens import estimate_message, estimate_tool_definitions
-from ..errors import SessionStoreError, StaleSessionError
+from ..errors import NothingToCompact, SessionStoreError, StaleSessionError
 from ..porcelain.session import cascade
 from .protect import measure_request, shape_request
 from .run_history import (
@@ -317,6 +317,8 @@ class SessionCapability(AbstractCapability[Any]):
         self.session.checkpoint_request = None
         try:
             self.session.compact(focus=requested or None)
+        except NothingToCompact:  # one long user turn: tier 3 shortens what is sent, and says so (its event)
+            return False
         except SessionStoreError as err:  # tier 3 on what is sent still guarantees the fit
             warnings.warn(f"session {self.session.name!r}: mid-run compaction failed: {err}", stacklevel=2)
             return False

@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING
 import orjson
 
 from sessionstore.errors import SessionStoreError
-from sessionstore.formats.injected import injected
 from sessionstore.plumbing.fsutil import atomic_replace, fsync_dir
 from sessionstore.plumbing.names import check_name
 from sessionstore.porcelain.history.lookup import conversation_of
@@ -93,6 +92,8 @@ def request_text(text: str) -> str | None:
         return f"{command} {args['args'].strip()}".strip() if args else command
     if (cut := text.find(_CODEX_REQUEST)) >= 0:
         text = text[cut + len(_CODEX_REQUEST) :]
+    from sessionstore.formats.injected import injected  # lazily: a cached `session list` derives nothing
+
     if not text.strip() or _NOT_A_REQUEST.match(text) or injected(text) is not None:
         return None  # the harness talking, or the context it injected (an AGENTS.md, the sandbox)
     return text

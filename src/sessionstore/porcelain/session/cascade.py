@@ -36,7 +36,7 @@ from sessionstore.compaction.events import (
     ContextUltimateCompacted,
 )
 from sessionstore.compaction.micro import MicroResult, MicroState, microcompact
-from sessionstore.errors import CompactionError, CorruptLogError, SessionStoreError
+from sessionstore.errors import CompactionError, CorruptLogError, NothingToCompact, SessionStoreError
 from sessionstore.plumbing import codec
 from sessionstore.porcelain.session.writer import Lockstep
 from sessionstore.summary.skeleton import is_summary_request
@@ -219,7 +219,8 @@ def full_then_ultimate(session: Lockstep, *, focus: str | None, raise_errors: bo
         # the turn twice. A full disk or a damaged checkpoint is reported like a failed summary.
         if raise_errors:
             raise
-        warnings.warn(f"session {session.name!r}: compaction failed, history kept: {err}", stacklevel=3)
+        what = "not compacted" if isinstance(err, NothingToCompact) else "compaction failed"  # no failure
+        warnings.warn(f"session {session.name!r}: {what}, history kept: {err}", stacklevel=3)
     return events
 
 

@@ -240,11 +240,15 @@ class StoreLayout:
             checkpoints = 0
         return SessionInfo(name, self.log(name).head(), checkpoints)
 
-    def unknown_session(self, name: str) -> SessionStoreError:
-        """The error for a session that does not exist, suggesting close names."""
+    def close_names(self, name: str) -> list[str]:
+        """Up to three session names close to `name` (a typo's did-you-mean), closest first."""
         import difflib  # errors only: start-up stays lean
 
-        close = difflib.get_close_matches(name, self.sessions(), n=3)
+        return difflib.get_close_matches(name, self.sessions(), n=3)
+
+    def unknown_session(self, name: str) -> SessionStoreError:
+        """The error for a session that does not exist, suggesting close names."""
+        close = self.close_names(name)
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ": see `session list`"
         return UnknownRevision(f"no session {name!r}{hint}")
 
