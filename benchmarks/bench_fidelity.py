@@ -37,7 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fidelity_data import Base, Pool, RealData, Turn, part_text, planted
-from fidelity_probe import Case, load_cases, newest_text, norm, user_verbatim, verdict
+from fidelity_probe import Case, holds, load_cases, newest_text, norm, user_verbatim, verdict
 from fidelity_report import report
 from pydantic_ai import Agent
 from pydantic_ai.messages import (
@@ -142,6 +142,9 @@ class Tally:
 
     kept: dict[tuple, list[bool]] = field(default_factory=lambda: defaultdict(list))
     stale: dict[tuple, int] = field(default_factory=lambda: defaultdict(int))
+    stale_elsewhere: dict[tuple, int] = field(default_factory=lambda: defaultdict(int))
+    """Stale-latest corrections whose stale value the real turns also state ("$500" in a tau-bench
+    price): no probe can tell whose value the last line names, so the goal leaves them out."""
     false_sup: dict[tuple, int] = field(default_factory=lambda: defaultdict(int))
     sizes: dict[tuple, list[tuple[int, int]]] = field(default_factory=lambda: defaultdict(list))
     in_tail: dict[tuple, int] = field(default_factory=lambda: defaultdict(int))
@@ -259,6 +262,8 @@ def score(
     }
     tally.sizes[key].append((budget, sum(p.tokens for p in replaced)))
     held = norm("\n".join(part_text(p) for m in tail for p in m.parts))
+    ours = {t for case, _ in plants for t in case.texts}
+    real = "\n".join(p.text for p in given.pieces if p.text not in ours)
     for case, _ in plants:
         if any(norm(t) in held for t in case.texts):
             tally.in_tail[key] += 1  # still verbatim in the context: not the summary's to keep
@@ -267,6 +272,8 @@ def score(
             v = verdict(case, text)
             tally.kept[(*key, name, case.type)].append(v.kept)
             tally.stale[(*key, name)] += v.stale_latest
+            if v.stale_latest and holds(real, case.stale or ""):
+                tally.stale_elsewhere[(*key, name)] += 1
             tally.false_sup[(*key, name)] += v.false_supersessions
 
 

@@ -59,7 +59,8 @@ def report(
         + budget_line(settings),
         "",
         "| path | window | placements | summary r1 | summary r5 | user verbatim r1 | r5 | truncation r1 | r5 "
-        "| stale-latest corrections (s/u/t, r1+r5) | false supersessions (s/u/t) "
+        "| stale-latest corrections (s/u/t, r1+r5; in brackets: stale value also in the real turns) "
+        "| false supersessions (s/u/t) "
         "| summary / summarized tokens r1 | r5 | tier-2 compactions by r5 | s |",
         "|---|---|" + "---|" * 13,
     ]
@@ -67,7 +68,11 @@ def report(
         cells = [
             _pct(_share(_kept(tally, path, window, r, name, None))) for name in CONTENDERS for r in ROUNDS
         ]
-        stale = "/".join(str(sum(tally.stale[(path, window, r, n)] for r in ROUNDS)) for n in CONTENDERS)
+        stale = "/".join(
+            f"{sum(tally.stale[(path, window, r, n)] for r in ROUNDS)} "
+            f"({sum(tally.stale_elsewhere[(path, window, r, n)] for r in ROUNDS)})"
+            for n in CONTENDERS
+        )
         sup = "/".join(str(sum(tally.false_sup[(path, window, r, n)] for r in ROUNDS)) for n in CONTENDERS)
         comp = tally.compactions.get((path, window, 5), [])
         comps = f"{sum(comp) / len(comp):.1f}" if comp else "n/a"
@@ -122,8 +127,13 @@ def goals(types: list[str], tally: Any, paths: Sequence[tuple[str, str]]) -> lis
         and s < b
     ]
     lines.append(_goal("never below the user-verbatim baseline on any type", below))
-    stale = sum(tally.stale[(p, w, r, "summary")] for p, w in paths for r in ROUNDS)
-    lines.append(_goal("0 corrections whose latest mention is stale", [f"{stale} found"] if stale else []))
+    found = sum(tally.stale[(p, w, r, "summary")] for p, w in paths for r in ROUNDS)
+    elsewhere = sum(tally.stale_elsewhere[(p, w, r, "summary")] for p, w in paths for r in ROUNDS)
+    label = (
+        "0 corrections whose latest mention is stale "
+        f"(not counting {elsewhere} whose stale value the real turns also state)"
+    )
+    lines.append(_goal(label, [f"{found - elsewhere} found"] if found - elsewhere else []))
     sup = sum(tally.false_sup[(p, w, r, "summary")] for p, w in paths for r in ROUNDS)
     lines.append(_goal("0 false supersessions", [f"{sup} found"] if sup else []))
     return lines
