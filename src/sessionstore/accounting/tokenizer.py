@@ -43,6 +43,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from ..plumbing import forks
+
 __all__ = [
     "BACKENDS",
     "CACHE_ENTRY_CHARS",
@@ -294,10 +296,16 @@ def preload() -> None:
     global _preloading
     if _loaded or _preloading is not None:
         return
+    forks.guard()
     with _lock:
         if _preloading is None and not _loaded:
-            _preloading = threading.Thread(target=backend, name="sessionstore-tokenizer", daemon=True)
+            _preloading = threading.Thread(target=_load_quietly, name="sessionstore-tokenizer", daemon=True)
             _preloading.start()
+
+
+def _load_quietly() -> None:
+    with forks.quiet():  # a fork waits for the load (its import and `_lock`), never lands inside it
+        backend()
 
 
 def preloading() -> list[threading.Thread]:
@@ -403,3 +411,14 @@ def count(text: str) -> int:
                 _cache_chars -= len(oldest) + CACHE_ENTRY_CHARS
                 del _cache[oldest]
     return tokens
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has none of the parent's other threads: one may have held these locks (a
+    count on another thread, the helper thread's half), and the helper pool's thread is gone."""
+    global _lock, _cache_lock, _helper_free
+    _lock, _cache_lock, _helper_free = threading.Lock(), threading.Lock(), threading.Lock()
+    _pool.cache_clear()
+
+
+forks.in_child(_after_fork_in_child)

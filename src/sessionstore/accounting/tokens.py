@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ..plumbing import codec
+from ..plumbing import codec, forks
 from . import tokenizer
 
 if TYPE_CHECKING:
@@ -86,6 +86,7 @@ def preload(*also: Callable[[], object]) -> None:
     fails is ignored: the write that needs the same thing reports the error. Both stores call this
     when they open (`SessionStore.open`, `FileConversationStore`).
     """
+    forks.guard()  # a fork waits for the step in progress: see `_run_quietly`
     with _warm_lock:
         todo = [fn for fn in (*also, codec.warm_up, tokenizer.backend) if fn not in _warmed]
         _warmed.update(todo)
@@ -96,15 +97,26 @@ def preload(*also: Callable[[], object]) -> None:
     thread.start()
 
 
+def _after_fork_in_child() -> None:
+    global _warm_lock
+    _warm_lock = threading.Lock()  # a parent thread may have held it; the warm-up threads are gone
+    _warming.clear()
+
+
+forks.in_child(_after_fork_in_child)
+
 preload_errors: list[str] = []
 """What a warm-up step raised, if anything (diagnostics; tests assert it stays empty): never printed
 from the thread, never raised, since the write that needs the same thing reports it itself."""
 
 
 def _run_quietly(steps: list[Callable[[], object]]) -> None:
+    """Each step under `forks.quiet()`: a fork waits for the step in progress, so a child never
+    inherits an import lock or the tokenizer's lock held by this thread (it would wait forever)."""
     for step in steps:
         try:
-            step()
+            with forks.quiet():
+                step()
         except Exception as err:
             preload_errors.append(f"{getattr(step, '__qualname__', step)}: {type(err).__name__}: {err}")
 

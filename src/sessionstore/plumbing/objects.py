@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
 
 from ..errors import CorruptObjectError, SessionStoreError
+from .forks import in_child
 from .fsutil import StagedTemp, check_store_dir, file_kind, fsync_dir, read_regular
 
 _HEX = frozenset("0123456789abcdef")
@@ -41,6 +42,14 @@ def _hasher() -> ThreadPoolExecutor:
 
     return ThreadPoolExecutor(max_workers=1, thread_name_prefix="sessionstore-hash")
 
+
+def _forget_workers() -> None:
+    """In a forked child: the pools' threads stayed in the parent, so make new pools on first use."""
+    _writer.cache_clear()
+    _hasher.cache_clear()
+
+
+in_child(_forget_workers)
 
 HASH_ASIDE = 1 << 19
 """From this many bytes (512 KiB) on, `ObjectStore.load` hashes on a thread while decoding."""
