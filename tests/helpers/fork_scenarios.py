@@ -34,15 +34,17 @@ _store: SessionStore | None = None
 """The parent's store, inherited by forked children (gunicorn's preloaded application object)."""
 
 
-def append_turns(store: SessionStore, writer: int, shared: object = None) -> None:
-    """`TURNS` turns to `w<writer>` and `TURNS` to `shared` (the given Session, else a new one)."""
+def append_turns(store: SessionStore, writer: int, shared: object = None, *, written: int = 0) -> None:
+    """`TURNS` turns to `w<writer>` (less the first `written`, already there) and `TURNS` to `shared`
+    (the given Session, else a new one)."""
     from helpers.messages import tagged_turn  # here, not at the top: pydantic-ai is imported by the
     # store's warm-up thread (or the first write), as in a program that only imports sessionstore
 
     own = store.session(f"w{writer}")
     common = shared if shared is not None else store.session("shared")
     for i in range(TURNS):
-        own.append(tagged_turn(writer, i))
+        if i >= written:
+            own.append(tagged_turn(writer, i))
         while True:
             try:
                 common.append(tagged_turn(writer, i))  # type: ignore[attr-defined]
@@ -66,17 +68,7 @@ def with_multiprocessing(root: str, method: str) -> list[int]:
     procs = [context.Process(target=child, args=(root, w)) for w in range(1, CHILDREN + 1)]
     for proc in procs:
         proc.start()
-    parent = _store.session("shared")
-    own = _store.session("w0")
-    for i in range(TURNS):
-        if i:
-            own.append(tagged_turn(0, i))
-        while True:
-            try:
-                parent.append(tagged_turn(0, i))
-                break
-            except StaleSessionError:
-                parent.reload()
+    append_turns(_store, 0, written=1)
     bad = []
     for w, proc in enumerate(procs, 1):
         proc.join(max(0.1, DEADLINE - (time.monotonic() - STARTED)))
@@ -126,16 +118,7 @@ def with_preload(root: str) -> list[str]:
     shared = store.session("shared")
     store.session("w0").append(tagged_turn(0, 0))
     pids = {forked(lambda w=w: append_turns(store, w, shared)): w for w in range(1, CHILDREN + 1)}
-    own = store.session("w0")
-    for i in range(TURNS):
-        if i:
-            own.append(tagged_turn(0, i))
-        while True:
-            try:
-                shared.append(tagged_turn(0, i))
-                break
-            except StaleSessionError:
-                shared.reload()
+    append_turns(store, 0, shared, written=1)
     return reap(pids)
 
 
