@@ -1,4 +1,5 @@
-"""Redaction: one test per secret pattern, idempotence, and ordinary text left alone."""
+"""Redaction: the shapes MEMORY.md holds, idempotence, and ordinary text left alone (every credential
+format: tests/memory/test_secret_formats.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessionstore.memory.redact import REDACTED, REDACTION_PATTERNS, find_secret, find_secret_in, redact
+from sessionstore.memory.redact import REDACTED, find_secret, find_secret_in, redact, redactions
+from sessionstore.memory.secrets import scan
 
 # Fake credentials assembled at run time so secret scanners do not flag this file.
 SECRETS = {
@@ -107,7 +109,7 @@ _FRAGMENTS = [
     "xsk-ant-" + "a" * 20,
     "Bearer abc123def456ghi789",
     "AKIA" + "A" * 16,
-    "ghp_" + "a1" * 16,
+    "ghp_" + "a1" * 18,
     "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.sig",
     "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n",
     "TOKEN: abcd1234",
@@ -121,13 +123,21 @@ def test_find_secret_finds_exactly_what_redact_would_change(text: str) -> None:
     found = find_secret(text)
     assert (found is None) == (redact(text) == text), (found, text)
     if found:
-        name, pattern = next((n, p) for n, p in REDACTION_PATTERNS if n == found)
-        assert pattern.search(text), name
+        assert found in {f.kind for f in scan(text.encode())}
 
 
-def test_find_secret_names_the_pattern() -> None:
-    assert find_secret("x" * 5000 + " GITHUB=ghp_" + "a1" * 16) == "github-token"
+def test_find_secret_names_the_kind() -> None:
+    assert find_secret("x" * 5000 + " GITHUB=ghp_" + "a1" * 18) == "GitHub Token"
+    assert find_secret("x" * 5000 + " GITHUB ghp_" + "a1" * 18) == "GitHub Token"
     assert find_secret("nothing to see, 20000 tokens") is None
+
+
+def test_redactions_name_kind_and_line() -> None:
+    text = "# Notes\n- fine\n- used password=hunter2hunter and ghp_" + "a1" * 18 + "\n"
+    out, done = redactions(text)
+    assert out == "# Notes\n- fine\n- used password=[redacted] and [redacted]\n"
+    assert [(r.kind, r.line) for r in done] == [("Secret Keyword", 3), ("GitHub Token", 3)]
+    assert done[0].describe() == "redacted a secret (Secret Keyword) on line 3"
 
 
 @settings(max_examples=200, deadline=None)

@@ -53,7 +53,7 @@ def test_push_refuses_what_looks_like_a_secret_naming_session_commit_and_pattern
     with pytest.raises(SessionStoreError) as err:
         push(alice)
     said = str(err.value)
-    assert "'fix-auth'" in said and commit.id[:7] in said and "github-token" in said
+    assert "'fix-auth'" in said and commit.id[:7] in said and "GitHub Token" in said and "message 1" in said
     assert "--allow-secrets" in said
     assert remote_sessions(tmp_path) == []  # nothing sent, not even the clean commits
     assert statuses(push(alice, allow_secrets=True)) == {"fix-auth": NEW}
@@ -64,12 +64,12 @@ def test_push_refuses_what_looks_like_a_secret_naming_session_commit_and_pattern
 @pytest.mark.parametrize(
     ("text", "pattern"),
     [
-        ('the tool printed {"password": "hunter2hunter2", "user": "ci"}', "secret-assignment"),
-        ('export API_KEY="abcd1234efgh5678"', "secret-assignment"),
-        ("token: 'Zx9-secret-value'", "secret-assignment"),
-        (f'"{TOKEN}"', "github-token"),
-        (f"env:\n{TOKEN}", "github-token"),  # after an escaped newline, where `\b` fails on `n`
-        ("ok\n\tpassword=hunter22", "secret-assignment"),
+        ('the tool printed {"password": "hunter2hunter2", "user": "ci"}', "Secret Keyword"),
+        ('export API_KEY="abcd1234efgh5678"', "Secret Keyword"),
+        ("token: 'Zx9-secret-value'", "Secret Keyword"),
+        (f'"{TOKEN}"', "GitHub Token"),
+        (f"env:\n{TOKEN}", "GitHub Token"),  # after an escaped newline, where `\b` fails on `n`
+        ("ok\n\tpassword=hunter22", "Secret Keyword"),
     ],
 )
 def test_a_quoted_secret_is_found_as_memory_finds_it(alice, tmp_path, text: str, pattern: str) -> None:
@@ -96,7 +96,8 @@ def test_escaped_text_that_holds_no_secret_is_pushed(alice) -> None:
     st.text(alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=40)
 )
 def test_json_text_is_what_the_json_strings_hold(text: str) -> None:
-    assert json_text(orjson.dumps(text)) == b'"' + text.encode() + b'"'
+    """The JSON's own quotes become NUL; the text inside comes out as it was."""
+    assert json_text(orjson.dumps(text)) == b"\x00" + text.encode() + b"\x00"
 
 
 def test_a_secret_in_one_of_many_sessions_is_named_and_nothing_is_pushed(alice, tmp_path) -> None:
@@ -105,5 +106,5 @@ def test_a_secret_in_one_of_many_sessions_is_named_and_nothing_is_pushed(alice, 
     commit = alice.session("b").append([ModelRequest(parts=[UserPromptPart(f"t={TOKEN}", timestamp=T0)])])
     with pytest.raises(SessionStoreError) as err:
         push(alice)  # one scan of everything finds it, then the session scans name it
-    assert f"session 'b': commit {commit.id[:7]} (b@3)" in str(err.value)
+    assert f"session 'b': commit {commit.id[:7]} (b@3), message 1 holds" in str(err.value)
     assert remote_sessions(tmp_path) == []

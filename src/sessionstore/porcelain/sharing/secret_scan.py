@@ -2,10 +2,11 @@
 
 What a push would send is every git object reachable from the tips it sends and from none of the
 remote's tips this clone has (`git rev-list --objects`); each such `line` (a log line) and
-`objects/<id>` (a blob: JSON) is read through one `git cat-file --batch` and its JSON string escapes
-decoded (`json_text`), so the patterns of MEMORY.md's redaction (`memory.redact.find_secret_in`) see
-the text a message holds. `refuse_secrets` is what push calls: one scan of all sessions together, and
-only when that finds something, one scan per session to name the session, commit and pattern.
+`objects/<id>` (a blob: JSONL, one message a line) is read through one `git cat-file --batch` and its
+JSON string escapes decoded (`json_text`), so the detector MEMORY.md's redaction uses
+(`memory.secrets`, linear in the text) sees the text a message holds. `refuse_secrets` is what push
+calls: one scan of all sessions together, and only when that finds something, one scan per session
+to name the session, the commit, the message and the kind.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from sessionstore.plumbing.commits import Commit, parse_line
 from sessionstore.plumbing.git import Git
 
 _ESCAPES = (
-    (b'\\"', b'"'),
     (b"\\n", b"\n"),
     (b"\\t", b"\t"),
     (b"\\r", b"\r"),
@@ -27,37 +27,54 @@ _ESCAPES = (
     (b"\\b", b"\b"),
     (b"\\f", b"\f"),
 )
-_CONTROL = re.compile(rb"\\u([0-9a-fA-F]{4})")
+_CONTROL = re.compile(rb"\x01|\\u([0-9a-fA-F]{4})")
 
 
 def json_text(data: bytes) -> bytes:
     """`data` (JSON) with its string escapes decoded: the text its strings hold, its structure kept.
 
-    `bytes.replace` per escape (a push-sized scan cannot afford a regex callback per `\n`); an escaped
-    backslash is parked on NUL first, which JSON never holds raw, so `\\n` stays a backslash and an n.
+    The quotes of the JSON itself become NUL (which JSON never holds raw), so a quote in the text is
+    one a message wrote: the entropy rules look only inside those, not at every id and signature
+    the JSON quotes, while the keyword rule takes NUL for a quote (`{"password": "..."}` as a tool's
+    arguments). `bytes.replace` per escape (a push-sized scan cannot afford a regex callback per
+    `\n`); an escaped backslash is parked on \x01 first, so `\\n` stays a backslash and an n.
     """
-    if b"\\" not in data:
-        return data
-    data = data.replace(b"\\\\", b"\x00")
-    for escaped, plain in _ESCAPES:
-        data = data.replace(escaped, plain)
-    if b"\\u" in data:  # orjson escapes only control characters this way
-        data = _CONTROL.sub(lambda m: chr(int(m[1], 16)).encode("utf-8", "surrogatepass"), data)
-    return data.replace(b"\x00", b"\\")
+    data = data.replace(b"\\\\", b"\x01").replace(b'\\"', b"\x02").replace(b'"', b"\x00")
+    data = data.replace(b"\x02", b'"')
+    if b"\\" in data:
+        for escaped, plain in _ESCAPES:
+            data = data.replace(escaped, plain)
+        if b"\\u" in data:  # orjson escapes only control characters this way; in the same pass the
+            return _CONTROL.sub(_unescaped, data)  # parked backslashes return (a \u0001 is no backslash)
+    return data.replace(b"\x01", b"\\")
+
+
+def _unescaped(match: re.Match[bytes]) -> bytes:
+    if match[1] is None:
+        return b"\\"
+    return chr(int(match[1], 16)).encode("utf-8", "surrogatepass")
 
 
 def secret_in(data: bytes) -> str | None:
-    """The pattern name of the first credential-looking text in a blob or log line (JSON), or None.
+    """The kind of the first credential-looking text in a blob or log line (JSON), or None.
 
-    The patterns are made for text, as MEMORY.md holds it, so they are tried on the text the JSON
-    encodes: in a blob, a message's `{"password": "..."}` is `{\"password\": \"...\"}` and a line
-    starting `ghp_...` follows `\n`, which neither the assignment pattern nor a `\b` matches.
+    The rules are made for text, as MEMORY.md holds it, so they are tried on the text the JSON
+    encodes: in a blob, a message's `{"password": "..."}` is `{\\"password\\": \\"...\\"}` and a line
+    starting `ghp_...` follows `\\n`, which neither the assignment rule nor a word boundary matches.
     """
     return find_secret_in(json_text(data))
 
 
+def _message_of(data: bytes) -> int | None:
+    """The 1-based message (JSONL line) of blob `data` that holds the first secret, or None."""
+    for number, line in enumerate(data.split(b"\n"), 1):
+        if line and secret_in(line):
+            return number
+    return None
+
+
 def scan_outgoing(git: Git, name: str, tip: str, exclude: Sequence[str]) -> tuple[str, str] | None:
-    """(commit description, pattern name) of the first credential-looking text in what a push of `tip`
+    """(where: commit and message, kind) of the first credential-looking text in what a push of `tip`
     would send (every object reachable from it and from none of `exclude`), or None when clean."""
     paths = _outgoing(git, [tip], exclude)
     shas = list(paths)
@@ -76,11 +93,12 @@ def scan_outgoing(git: Git, name: str, tip: str, exclude: Sequence[str]) -> tupl
         else:
             blobs.append((paths[sha][len("objects/") :], data))
     for key, data in blobs:
-        pattern_name = secret_in(data)
-        if pattern_name:
+        kind = secret_in(data)
+        if kind:
             commit = parse_line(data.rstrip(b"\n"), name, 0) if key == "line" else owner.get(key)
             where = f"commit {commit.id[:7]} ({name}@{commit.seq})" if commit else f"blob {key[:12]}"
-            return where, pattern_name
+            message = _message_of(data) if key != "line" else None
+            return where + (f", message {message}" if message else ", its log line"), kind
     return None
 
 
@@ -104,7 +122,7 @@ def any_secret_outgoing(git: Git, tips: Sequence[str], exclude: Sequence[str]) -
 
 
 def refuse_secrets(git: Git, tips: Mapping[str, str], exclude: Sequence[str]) -> None:
-    """Raise `SessionStoreError` naming session, commit and pattern when anything a push of `tips`
+    """Raise `SessionStoreError` naming session, commit, message and kind when anything a push of `tips`
     ({session: git tip}) would send, past the remote's commits `exclude`, looks like a credential;
     return quietly when it is all clean (then nothing was read twice)."""
     if not tips or not any_secret_outgoing(git, list(tips.values()), exclude):
