@@ -29,7 +29,7 @@ from .document import (
 )
 from .fileio import MemoryUpdate, read_memory_file, write_atomic
 from .lock import memory_lock
-from .redact import redact
+from .redact import redact, redactions
 
 SUMMARY_MAX_CHARS = 200
 _MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
@@ -140,7 +140,8 @@ def _append(
     model: Any,
 ) -> MemoryUpdate:
     original = read_memory_file(path)
-    lines = split_lines(redact(original))
+    clean, redacted = redactions(original)
+    lines = split_lines(clean)
     bullet = session_bullet(today or datetime.now(UTC).date(), session, one_line_summary(summary))
     lines = add_session_bullet(lines, bullet)
     if compress and settings.memory_compression_enabled and at_cap(lines, settings):
@@ -163,7 +164,7 @@ def _append(
         bytes_after=len(text.encode("utf-8")),
         added=[bullet] if bullet in lines else [],
         removed=removed,
-        notes=notes,
+        notes=notes + [r.describe() for r in redacted],
     )
     if update.changed:
         write_atomic(path, text)

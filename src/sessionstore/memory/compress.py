@@ -32,7 +32,7 @@ from .document import (
 from .fileio import MemoryUpdate, read_memory_file, write_atomic
 from .lock import memory_lock
 from .merge import merge_duplicate_headings
-from .redact import redact
+from .redact import redact, redactions
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
@@ -211,7 +211,8 @@ def _compress_file(
     original = read_memory_file(path)
     before = split_lines(original)
     # A union merge can repeat a heading: each heading once, whatever the size.
-    lines, repeated = merge_duplicate_headings(split_lines(redact(original)))
+    clean, redacted = redactions(original)
+    lines, repeated = merge_duplicate_headings(split_lines(clean))
     trigger = past_caps if only_past_caps else at_cap
     if trigger(lines, settings):
         result = compress_lines(lines, settings, model=model)
@@ -231,8 +232,7 @@ def _compress_file(
         removed=result.removed,
         notes=result.notes,
     )
-    if original != redact(original):
-        update.notes.append("redacted secrets")
+    update.notes += [r.describe() for r in redacted]  # what kind, on which line
     if update.changed and not check:
         write_atomic(path, text)
     return update
