@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import re2
 from detect_secrets.plugins.base import RegexBasedDetector
@@ -41,7 +42,7 @@ class Rule:
     group: int = 0
     check: Callable[[bytes], bool] | None = None
 
-    def compiled(self) -> re2._Regexp:
+    def compiled(self) -> Any:  # an RE2 regex
         return re2.compile(self.pattern, _OPTIONS)
 
 
