@@ -122,6 +122,7 @@ def test_open_warms_up_the_first_append_in_the_background(tmp_path) -> None:
         "import sys, threading\n"
         "failed = []\n"
         "threading.excepthook = failed.append\n"
+        "import pydantic_ai  # the agent's code first, as the README writes it (see the test below)\n"
         "from sessionstore import SessionStore\n"
         "from sessionstore.accounting import tokenizer, tokens\n"
         "from sessionstore.plumbing import codec\n"
@@ -140,3 +141,23 @@ def test_open_warms_up_the_first_append_in_the_background(tmp_path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout == "warm\n", out.stderr
+
+
+@pytest.mark.parametrize("then", ["import pydantic_ai", "from pydantic_ai.models.test import TestModel"])
+def test_pydantic_ai_imported_right_after_open_is_never_half_made(tmp_path, then: str) -> None:
+    """Two threads importing pydantic-ai at once each found the other's half-made module (`ImportError:
+    cannot import name ... from partially initialized module 'pydantic_ai.messages'`): the warm-up
+    imports only once pydantic-ai is imported, and warms the tokenizer before that."""
+    code = (
+        "import sys, time\n"
+        "from sessionstore import SessionStore\n"
+        "from sessionstore.accounting import tokenizer, tokens\n"
+        f"SessionStore.open({str(tmp_path / 's')!r})\n"
+        "time.sleep(float(sys.argv[1]))\n"
+        f"{then}\n"
+        "assert tokens.wait_preloaded(60) and tokenizer._loaded and not tokens.preload_errors\n"
+        "print('ok')\n"
+    )
+    for delay in ("0", "0.005", "0.02"):  # each failed before, the import meeting the warm-up's
+        out = subprocess.run([sys.executable, "-c", code, delay], capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0 and out.stdout == "ok\n", (delay, out.stderr[-800:])

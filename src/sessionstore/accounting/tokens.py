@@ -88,7 +88,8 @@ def preload(*also: Callable[[], object]) -> None:
     """
     forks.guard()  # a fork waits for the step in progress: see `_run_quietly`
     with _warm_lock:
-        todo = [fn for fn in (*also, codec.warm_up, tokenizer.backend) if fn not in _warmed]
+        steps = (*also, codec.warm_up, tokenizer.backend) if codec.messages_loaded() else (tokenizer.backend,)
+        todo = [fn for fn in steps if fn not in _warmed]  # imports only once pydantic-ai is: see codec
         _warmed.update(todo)
         if not todo:
             return

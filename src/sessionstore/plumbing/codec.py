@@ -8,6 +8,7 @@ read-only commands never pay for it.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterable, Sequence
 from functools import cache
@@ -137,6 +138,20 @@ def decode(blobs: Iterable[bytes]) -> list[ModelMessage]:
             # bytes.replace of one byte by one byte scans with memchr: ~5x faster than translate
             out += validate(array.replace(b"\n", b","))
     return out
+
+
+def messages_loaded() -> bool:
+    """Whether pydantic-ai (the package and its message types) is wholly imported in this process.
+
+    Only then may a thread warm up (`accounting.tokens.preload`) while another imports: pydantic-ai's
+    modules import each other in cycles, and two threads importing them at once each find the other's
+    half-made module (`ImportError: ... partially initialized module 'pydantic_ai.messages'`), which
+    broke `SessionStore.open()` followed within ~50 ms by any pydantic-ai import."""
+    for name in ("pydantic_ai", "pydantic_ai.messages"):
+        module = sys.modules.get(name)
+        if module is None or getattr(getattr(module, "__spec__", None), "_initializing", False):
+            return False
+    return True
 
 
 def warm_up() -> None:
