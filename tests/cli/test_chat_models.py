@@ -104,7 +104,10 @@ def test_a_provider_model_string_goes_to_infer_model(monkeypatch: pytest.MonkeyP
         ("   ", "--model is empty"),
         ("nosuch:model", "cannot use model 'nosuch:model'"),
         ("gpt-4o", "cannot use model 'gpt-4o'"),  # no provider prefix
-        ("openai:gpt-4o", "OPENAI_API_KEY"),  # the provider's key is missing
+        (
+            "openai:gpt-4o",
+            "no API key: set OPENAI_API_KEY in the environment",
+        ),  # the provider's key is missing
         ("groq:llama-3.3-70b", "pydantic-ai-slim[groq]"),  # the provider's package is missing
     ],
 )
@@ -121,6 +124,7 @@ def test_a_model_string_that_cannot_be_used_is_one_line_before_the_chat_starts(
     line = str(info.value)
     assert says in line and "\n" not in line and "Traceback" not in line
     assert "--model test or --model demo" in line or "test / demo offline" in line
+    assert "Provider(api_key" not in line and "Agent('test')" not in line  # a shell user's words (issue 28)
 
 
 # -- --agent: the user's own agent -----------------------------------------------------------------------

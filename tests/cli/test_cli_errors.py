@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.cli import EXAMPLE, assert_refused, run, snapshot
+from helpers.cli import EXAMPLE, EXAMPLE_MESSAGES, assert_refused, run, snapshot
 from sessionstore.cli.main import EXIT_BROKEN_PIPE, EXIT_ERROR
 
 
@@ -223,7 +223,7 @@ def test_dash_means_stdout_for_export_and_is_explained_for_import(
 
     monkeypatch.chdir(tmp_path)  # where a file named "-" would appear
     result = run(root, "export", "fix-auth", "-o", "-")
-    assert result.exit_code == 0 and len(json.loads(result.stdout)) == 16
+    assert result.exit_code == 0 and len(json.loads(result.stdout)) == EXAMPLE_MESSAGES
     assert not Path("-").exists()
     assert_refused(run(root, "import", "-", "--as", "piped"), "give /dev/stdin")
 

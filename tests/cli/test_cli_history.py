@@ -17,7 +17,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from helpers.cli import EXAMPLE, assert_lock_refused, assert_refused, run, snapshot
+from helpers.cli import EXAMPLE, EXAMPLE_TURNS, assert_lock_refused, assert_refused, run, snapshot
 from sessionstore.porcelain.store import SessionStore
 
 LONG_RESULT = "\n".join(f"line {i} of the file" for i in range(1, 213))
@@ -264,4 +264,4 @@ def test_the_same_transcript_imported_twice(tmp_path: Path) -> None:
     assert run(root, "checkout", "b@1").exit_code == 0
     assert store.log("b").head().kind == "checkout" and store.log("a").head().kind == "import"
     result = run(root, "fork", "a~1", "c")
-    assert result.exit_code == 0 and result.stdout.startswith("forked a@1 "), result.stderr
+    assert result.exit_code == 0 and result.stdout.startswith(f"forked a@{EXAMPLE_TURNS - 1} "), result.stderr

@@ -8,7 +8,7 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from helpers.cli import EXAMPLE, assert_refused, run, snapshot
+from helpers.cli import EXAMPLE, EXAMPLE_TURNS, assert_refused, run, snapshot
 from sessionstore.cli.main import cli
 
 REAL = (
@@ -80,7 +80,7 @@ def test_completion_scripts_and_values(root: Path, monkeypatch: pytest.MonkeyPat
         return [line.split(",", 1)[1] for line in result.stdout.splitlines()]
 
     assert complete("log ") == ["fix-auth", "spike"]
-    assert complete("show fix-auth@") == ["fix-auth@2", "fix-auth@1"]
+    assert complete("show fix-auth@") == [f"fix-auth@{n}" for n in range(EXAMPLE_TURNS, 0, -1)]
     assert complete("search x sp") == ["spike"]
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from helpers.cli import EXAMPLE, assert_refused, run, snapshot
+from helpers.cli import EXAMPLE, EXAMPLE_MESSAGES, EXAMPLE_TURNS, assert_refused, run, snapshot
 
 
 @pytest.fixture
@@ -15,12 +15,12 @@ def root(tmp_path: Path) -> Path:
     root = tmp_path / "store"
     run(root, "init")
     assert run(root, "import", str(EXAMPLE)).exit_code == 0
-    assert run(root, "compact", "fix-auth").exit_code == 0  # fix-auth@3: a checkpoint
+    assert run(root, "compact", "fix-auth").exit_code == 0  # fix-auth@15: a checkpoint
     return root
 
 
 def test_search_prints_rev_role_and_the_match(root: Path) -> None:
-    result = run(root, "search", r"leeway", "--role", "user")
+    result = run(root, "search", r"leeway", "--role", "user", "--all-history")  # the prompts before it
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines and all(line.startswith("fix-auth@") and " user: " in line for line in lines)
@@ -62,18 +62,20 @@ def test_diff_of_a_compaction_shows_what_the_summary_replaced(root: Path) -> Non
     result = run(root, "diff", "fix-auth~1", "fix-auth")
     assert result.exit_code == 0, result.output
     text = result.stdout
-    assert text.startswith("fix-auth@2 (") and " -> fix-auth@3 (" in text.splitlines()[0]
-    assert "compaction tier 2 at fix-auth@3 [checkpoints/fix-auth/1]" in text
-    assert "replaced 12 messages (" in text and "kept 4 verbatim" in text
+    head, compaction = EXAMPLE_TURNS, EXAMPLE_TURNS + 1
+    replaced = EXAMPLE_MESSAGES - 4  # all but the newest turn's 4 messages, kept verbatim
+    assert text.startswith(f"fix-auth@{head} (") and f" -> fix-auth@{compaction} (" in text.splitlines()[0]
+    assert f"compaction tier 2 at fix-auth@{compaction} [checkpoints/fix-auth/1]" in text
+    assert f"replaced {replaced} messages (" in text and "kept 4 verbatim" in text
     assert "# Conversation summary" in text and "\n- user " in text and "\n+ " in text
     document = orjson.loads(run(root, "diff", "fix-auth~1", "fix-auth", "--json").stdout)
-    assert document["compactions"][0]["replaced_messages"] == 12
-    assert len(document["removed"]) == 12 and document["to"]["rev"] == "fix-auth@3"
+    assert document["compactions"][0]["replaced_messages"] == replaced
+    assert len(document["removed"]) == replaced and document["to"]["rev"] == f"fix-auth@{compaction}"
 
 
 def test_diff_refuses_unknown_revisions_and_changes_nothing(root: Path) -> None:
     before = snapshot(root)
-    assert_refused(run(root, "diff", "fix-auth@9", "fix-auth"), "outside session 'fix-auth'")
+    assert_refused(run(root, "diff", "fix-auth@99", "fix-auth"), "outside session 'fix-auth'")
     assert snapshot(root) == before
 
 

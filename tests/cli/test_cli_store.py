@@ -10,7 +10,7 @@ import orjson
 import pytest
 from click.testing import CliRunner, Result
 
-from helpers.cli import EXAMPLE, assert_refused, run, snapshot
+from helpers.cli import EXAMPLE, EXAMPLE_MESSAGES, assert_refused, run, snapshot
 from helpers.messages import sample_turns
 from sessionstore.cli.main import cli
 from sessionstore.plumbing.fsutil import write_temp
@@ -197,7 +197,7 @@ def test_gc_refuses_a_negative_grace(filled: Path) -> None:
 def test_list_shows_an_imported_example(root: Path) -> None:
     run(root, "init")
     assert run(root, "import", str(EXAMPLE)).exit_code == 0
-    assert run(root, "list").stdout.split()[:3] == ["fix-auth", "16", "msgs"]
+    assert run(root, "list").stdout.split()[:3] == ["fix-auth", str(EXAMPLE_MESSAGES), "msgs"]
 
 
 def test_list_shows_a_damaged_session_and_still_lists_the_others(filled: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.cli import EXAMPLE
+from helpers.cli import EXAMPLE, EXAMPLE_MESSAGES, EXAMPLE_TURNS
 
 SCRIPT = Path(sys.executable).with_name("session")
 pytestmark = pytest.mark.skipif(not SCRIPT.exists(), reason=f"no installed `session` script at {SCRIPT}")
@@ -35,12 +35,15 @@ def test_main_flow_through_the_installed_script(tmp_path: Path) -> None:
     """The README's flow; the rest of each command is covered in-process (each process here costs ~1 s)."""
     root = tmp_path / "store"
     assert "Initialized empty session store" in session(root, "init").stdout
-    assert "as fix-auth: 2 turns, 16 messages" in session(root, "import", str(EXAMPLE)).stdout
-    assert session(root, "list").stdout.split()[:3] == ["fix-auth", "16", "msgs"]
+    said = f"as fix-auth: {EXAMPLE_TURNS} turns, {EXAMPLE_MESSAGES} messages"
+    assert said in session(root, "import", str(EXAMPLE)).stdout
+    assert session(root, "list").stdout.split()[:3] == ["fix-auth", str(EXAMPLE_MESSAGES), "msgs"]
     log = session(root, "log", "fix-auth", "--oneline").stdout.splitlines()
-    assert len(log) == 2 and "(head) import" in log[0]
+    assert len(log) == EXAMPLE_TURNS and "(head) import" in log[0]
     assert "read_file(path=" in session(root, "show", "fix-auth").stdout
-    assert "into spike: 12 messages" in session(root, "fork", "fix-auth~1", "spike").stdout
+    assert (
+        f"into spike: {EXAMPLE_MESSAGES - 4} messages" in session(root, "fork", "fix-auth~1", "spike").stdout
+    )
     assert session(root, "fsck").stdout.rstrip().endswith(": ok")
     assert "would remove 0 unreachable objects" in session(root, "gc", "--dry-run").stdout
     refused = session(root, "show", "fix-atuh", check=False)
@@ -114,8 +117,9 @@ def test_long_output_goes_through_the_pager_on_a_terminal(tmp_path: Path) -> Non
     session(root, "init")
     session(root, "import", str(EXAMPLE))
     pager = "sed -e s/^/paged:/"
-    code, text = _on_a_terminal(["--store", str(root), "log", "fix-auth", "--oneline"], lines=10, PAGER=pager)
-    assert code == 0 and "paged:" not in text  # two lines fit on the screen
+    short = ["--store", str(root), "log", "fix-auth", "--oneline", "-n", "5"]
+    code, text = _on_a_terminal(short, lines=10, PAGER=pager)
+    assert code == 0 and "paged:" not in text  # five lines fit on the screen
     code, text = _on_a_terminal(["--store", str(root), "log", "fix-auth"], lines=10, PAGER=pager)
     assert code == 0 and "paged:" in text and "commit " in text
 

@@ -8,7 +8,15 @@ import orjson
 import pytest
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ToolCallPart, ToolReturnPart
 
-from helpers.cli import EXAMPLE, assert_lock_refused, assert_refused, run, snapshot
+from helpers.cli import (
+    EXAMPLE,
+    EXAMPLE_MESSAGES,
+    EXAMPLE_TURNS,
+    assert_lock_refused,
+    assert_refused,
+    run,
+    snapshot,
+)
 from sessionstore.formats.transcripts import read_transcript
 from sessionstore.porcelain.store import SessionStore
 
@@ -27,12 +35,14 @@ def _history(root: Path, name: str) -> list:
 def test_import_the_bundled_example(root: Path) -> None:
     result = run(root, "import", str(EXAMPLE))
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith(f"imported {EXAMPLE} (pydantic-ai) as fix-auth: 2 turns, 16 messages")
+    said = f"imported {EXAMPLE} (pydantic-ai) as fix-auth: {EXAMPLE_TURNS} turns, {EXAMPLE_MESSAGES} messages"
+    assert result.stdout.startswith(said)
     assert result.stderr == ""  # no progress bar off a terminal
     transcript = read_transcript(EXAMPLE)
     assert _history(root, "fix-auth") == [m for s in transcript.steps for m in s.messages]
     log = run(root, "log", "fix-auth", "--oneline").stdout.splitlines()
-    assert [line.split()[1:3] for line in log] == [["(head)", "import"], ["import", "+12"]]
+    assert len(log) == EXAMPLE_TURNS and log[0].split()[1:3] == ["(head)", "import"]
+    assert log[-1].split()[1:3] == ["import", "+12"]
     show = run(root, "show", "fix-auth").stdout
     assert 'read_file(path="src/app/auth.py")' in show and "tool       append_file -> " in show
     assert "           run_tests -> " in show  # the second result of one request: no role repeated
@@ -49,12 +59,13 @@ def test_export_then_import_round_trips(root: Path, tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     result = run(root, "export", "fix-auth", "-o", str(out))
     assert result.exit_code == 0, result.output
-    assert "exported fix-auth@2" in result.stderr and result.stdout == ""
+    assert f"exported fix-auth@{EXAMPLE_TURNS} " in result.stderr and result.stdout == ""
     assert run(root, "export", "fix-auth").stdout_bytes == out.read_bytes()
     assert run(root, "import", str(out), "--as", "copy").exit_code == 0
     assert _history(root, "copy") == _history(root, "fix-auth")
     older = run(root, "export", "fix-auth~1").stdout
-    assert len(ModelMessagesTypeAdapter.validate_json(older)) == 12
+    last_turn = read_transcript(EXAMPLE).steps[-1].messages
+    assert len(ModelMessagesTypeAdapter.validate_json(older)) == EXAMPLE_MESSAGES - len(last_turn)
 
 
 def _write(tmp_path: Path, name: str, data: bytes) -> Path:
@@ -156,7 +167,7 @@ def test_real_transcripts_import_show_and_round_trip(
 def test_import_example_needs_no_path(root: Path) -> None:
     result = run(root, "import", "--example")
     assert result.exit_code == 0, result.output
-    assert "as fix-auth: 2 turns, 16 messages" in result.stdout
+    assert f"as fix-auth: {EXAMPLE_TURNS} turns, {EXAMPLE_MESSAGES} messages" in result.stdout
     before = snapshot(root)
     assert_refused(run(root, "import"), "give a transcript FILE", "--example")
     assert_refused(run(root, "import", str(EXAMPLE), "--example"), "one of them")

@@ -9,6 +9,10 @@ from click.testing import CliRunner, Result
 from sessionstore.cli.main import EXIT_ERROR, cli
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "src" / "sessionstore" / "examples" / "fix-auth.json"
+EXAMPLE_TURNS = 14
+"""Turns (one import commit each) of the bundled example: enough for every revision the README's tour
+names (`fix-auth~3`, `fix-auth@12`)."""
+EXAMPLE_MESSAGES = 98
 
 
 def run(store: Path, *args: str, env: dict[str, str] | None = None) -> Result:

@@ -16,6 +16,7 @@ given, which then replaces it (as `clai` does). A bare chat's `--model` is:
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -64,6 +65,11 @@ def chat_agent(model: str, agent: str | None = None, *, model_given: bool = True
     yield ChatAgent(Agent(_infer(model)), model)
 
 
+_MISSING_KEY = re.compile(r"Set the `(?P<var>[A-Z][A-Z0-9_]*)` environment variable")
+"""pydantic-ai's missing-key message (`missing_api_key_error`), which goes on about `Provider(api_key=...)`
+and `Agent('test')`: a shell user needs the variable's name and the CLI's offline models."""
+
+
 def _infer(model: str) -> Any:
     from pydantic_ai.exceptions import UserError
     from pydantic_ai.models import infer_model
@@ -74,6 +80,8 @@ def _infer(model: str) -> Any:
         return infer_model(model)
     except UserError as err:  # unknown provider or model, a missing API key or provider package
         reason = " ".join(str(err).split())
+        if (key := _MISSING_KEY.search(reason)) is not None:  # pydantic-ai speaks Python: say it in shell
+            reason = f"no API key: set {key['var']} in the environment (export {key['var']}=...)"
         raise SessionStoreError(
             f"cannot use model {model!r}: {reason} (offline: --model test or --model demo)"
         ) from None
