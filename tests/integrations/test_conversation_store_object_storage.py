@@ -67,6 +67,11 @@ def test_two_instances_that_loaded_one_revision_exactly_one_saves(url: str) -> N
         with pytest.raises(ConversationConflict):  # the conditional create of the next commit refused b
             await b.save(await run_turn(loaded_b, "from b"))
         assert prompts(await b.load("c")) == ["first", "from a"]
+        stale = await a.load("c")
+        await b.save(await run_turn(await b.load("c"), "b again"))
+        with pytest.raises(ConversationConflict):  # a saves on the revision it wrote, b moved on since
+            await a.save(await run_turn(stale, "a on a stale tab"))
+        assert prompts(await FileConversationStore(url).load("c")) == ["first", "from a", "b again"]
 
     asyncio.run(scenario())
 

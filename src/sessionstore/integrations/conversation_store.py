@@ -320,7 +320,7 @@ class FileConversationStore(ConversationStore):
         name = session_name(cid)
         record_json = storable(cid, record_to_json(record))
         with self.store.lock(name):
-            view = self._view(name)
+            view = self._view_to_write(name, expected_revision)
             current = view.owned_revision(cid)
             if (current[0] if current is not None else None) != expected_revision:
                 raise ConversationConflict(cid)
@@ -357,6 +357,22 @@ class FileConversationStore(ConversationStore):
             if not self.store.on_object_storage:
                 view.ino = os.stat(view.log.path).st_ino
             view.written = record
+
+    def _view_to_write(self, name: str, expected_revision: str | None) -> ConversationLog:
+        """The view a save builds on. On object storage, when this instance wrote the revision the save
+        expects and has seen nothing since, it is used as it is (no listing): if another process saved
+        meanwhile, the conditional create of the next commit fails and the save is the
+        `ConversationConflict` a refresh would have found."""
+        view = self._logs.get(name)
+        if (
+            self.store.on_object_storage
+            and view is not None
+            and view.written is not None
+            and view.record_json is not None
+            and view.written.revision == expected_revision == view.record_json.get("revision")
+        ):
+            return view
+        return self._view(name)
 
     def _source(self, cid: str) -> Callable[[str], ConversationLog]:
         """`_find` for the history of conversation `cid`'s reset point: a source a delete released
