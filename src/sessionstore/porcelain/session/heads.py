@@ -227,8 +227,9 @@ class _Walk:
     then the cache rewritten when an entry (or the memo) changed.
 
     Runs once per session, 10,000 times in a big store: a row the cache holds complete (its log's
-    key unchanged, its refs' too, its title and cells there) costs one tuple, and no head line is
-    touched; any other is `_session`'s, which reads or makes only what is missing."""
+    key unchanged, its refs' too, its title and cells there when the listing wants them) costs one
+    tuple, and one head line parsed when `with_heads` (none otherwise); any other is `_session`'s,
+    which reads or makes only what is missing."""
 
     def __init__(
         self,
@@ -262,10 +263,12 @@ class _Walk:
     ) -> Any:
         """List every session, then `_save` (which gives `make`'s value of the rows). `stats`: the
         logs' stats `stamp` kept when it took `taken` (not taken again)."""
-        layout, rows, entries = self.layout, self.rows, self.entries
-        cached = entries_of(self.old.rows)
-        reuse = self.old.tag == self.tag and not self.with_heads  # a complete hit needs nothing more
+        layout, old, rows, entries, heads = self.layout, self.old, self.rows, self.entries, self.heads
+        cached = entries_of(old.rows)
+        reuse = old.tag == self.tag  # the cached cells are this listing's (no cells: those kept)
+        celled = self.cells is not None  # a complete hit holds cells (else they are made)
         titled = self.derive is not None
+        with_heads = self.with_heads
         with_refs = ref_dirs(layout.refs.dir)
         for name, st in log_stats(layout.logs_dir, cached, stats):
             refs = refs_key(layout.refs.dir, name) if name in with_refs else None
@@ -275,12 +278,14 @@ class _Walk:
                 hit is not None
                 and reuse
                 and hit.refs == refs
-                and hit.cells is not None
+                and (not celled or hit.cells is not None)
                 and (not titled or hit.title is not None)
             ):  # complete: its key was settled when stored, so it still is; nothing changes
                 rows.append(
                     (name, 0 if refs is None else hit.checkpoints, hit.title if titled else None, hit.cells)
                 )
+                if with_heads:
+                    heads.append(old.head(layout, name))  # the head cached with this key
                 entries[name] = hit
                 continue
             self._session(name, st, refs, row, hit)

@@ -36,6 +36,8 @@ MAGIC = b"sessionstore-heads 5 " + ",".join(FIELDS).encode() + b" "
 so entries, written by this module alone and checksummed, need no per-entry check of their keys."""
 ENTRY_ERRORS = (TypeError, IndexError, KeyError, AttributeError, ValueError)
 """What a malformed entry raises where it is read: a miss, never an error."""
+_LINE_ERRORS = (orjson.JSONDecodeError, *ENTRY_ERRORS)
+"""What a malformed head line raises where it is read (`Snapshot.head`): the log is read instead."""
 DIGEST = 64
 """Hex digits of a sha256 in the header."""
 
@@ -197,12 +199,14 @@ class Snapshot:
         """The head cached with row `name` (a hit: its log's key matched), or the log's own head when
         the heads part is damaged: read now, so at worst newer than the row's key, a change the next
         listing sees in the key (never a stale entry)."""
-        lines = self.heads()
+        lines = self._heads if self._heads is not None else self.heads()  # once per listing, not per row
         if lines is not None:
             if self._position is None:
                 self._position = {n: i for i, n in enumerate(self.rows)}
-            with suppress(orjson.JSONDecodeError, *ENTRY_ERRORS):
+            try:  # no `suppress` object made per row: this runs for every session of a listing
                 return cached_head(lines[self._position[name]])
+            except _LINE_ERRORS:
+                pass
         return layout.log(name).head()
 
     def line(self, layout: Logs, name: str) -> bytes:
