@@ -316,6 +316,24 @@ def test_listing_cells_are_made_once_per_head_and_tag(
     assert cache.listing(title_from_start, cells, "t2") == listed and len(calls) == 9
 
 
+@pytest.mark.parametrize("malformed", [None, 5, "abc", [1, 2], [0] * 10, [0] * 9, "abcdefghi"])
+def test_a_malformed_row_under_a_valid_checksum_is_a_miss(tmp_path: Path, malformed: Any) -> None:
+    """A row the listing cannot unpack into a `HeadRow`'s fields, or whose fields are not its log's
+    key, is read from the log (never an error, never used), in a listing of infos and of cells."""
+    store = _store(tmp_path)
+    cache, calls = HeadsCache(store), []
+    cells = _cells(calls)
+    cache.listing(title_from_start, cells, "t")
+    good = store.infos(derived_title)
+    _, document, heads = _parts(store)
+    document["rows"]["s1"] = malformed
+    _write(store, document, heads)
+    assert store.infos(derived_title) == good == _truth(store)
+    _write(store, document, heads)
+    truth = [(i.name, i.checkpoints, i.title, [i.head.id, i.head.count]) for i in good]
+    assert cache.listing(title_from_start, cells, "t") == truth and calls[4:] == ["s1"]
+
+
 def test_a_damaged_heads_part_changes_no_listing_and_is_rewritten(tmp_path: Path) -> None:
     store = _store(tmp_path)
     cache, calls = HeadsCache(store), []

@@ -246,7 +246,7 @@ class _Walk:
         self.tag = old.tag if cells is None else tag  # no cells made or used: those kept keep their tag
         self.rows: list[Row] = []
         self.heads: list[Commit | None] = []
-        self.entries: dict[str, HeadRow] = {}
+        self.entries: dict[str, Any] = {}  # each a `HeadRow`, or a hit's row as read (the same list)
         self.fresh: dict[str, Commit | None] = {}  # the heads read from the logs this time
         self.changed = False  # an entry differs from the old one
         self.settled_all = True  # every row may be remembered (see `_session`)
@@ -264,31 +264,38 @@ class _Walk:
         """List every session, then `_save` (which gives `make`'s value of the rows). `stats`: the
         logs' stats `stamp` kept when it took `taken` (not taken again)."""
         layout, old, rows, entries, heads = self.layout, self.old, self.rows, self.entries, self.heads
-        cached = entries_of(old.rows)
+        cached = old.rows  # as read: a row is unpacked where it is used, not made a `HeadRow` first
         reuse = old.tag == self.tag  # the cached cells are this listing's (no cells: those kept)
         celled = self.cells is not None  # a complete hit holds cells (else they are made)
         titled = self.derive is not None
         with_heads = self.with_heads
-        with_refs = ref_dirs(layout.refs.dir)
+        refs_dir = layout.refs.dir
+        with_refs = ref_dirs(refs_dir)
         for name, st in log_stats(layout.logs_dir, cached, stats):
-            refs = refs_key(layout.refs.dir, name) if name in with_refs else None
-            row = cached.get(name)
-            hit = row if row is not None and row.same_log(st) else None
+            refs = refs_key(refs_dir, name) if name in with_refs else None
+            raw = cached.get(name)
+            try:  # `HeadRow`'s fields, by name, at the cost of one unpacking (10,000 rows a listing)
+                size, mtime_ns, ctime_ns, inode, row_refs, checkpoints, title, cells, _ = raw  # type: ignore[misc]
+            except (TypeError, ValueError):  # none, or malformed: a miss
+                self._session(name, st, refs, None, None)
+                continue
             if (
-                hit is not None
+                size == st.st_size  # `HeadRow.same_log`: the log's key is the one cached
+                and mtime_ns == st.st_mtime_ns
+                and ctime_ns == st.st_ctime_ns
+                and inode == st.st_ino
                 and reuse
-                and hit.refs == refs
-                and (not celled or hit.cells is not None)
-                and (not titled or hit.title is not None)
+                and row_refs == refs
+                and (not celled or cells is not None)
+                and (not titled or title is not None)
             ):  # complete: its key was settled when stored, so it still is; nothing changes
-                rows.append(
-                    (name, 0 if refs is None else hit.checkpoints, hit.title if titled else None, hit.cells)
-                )
+                rows.append((name, 0 if refs is None else checkpoints, title if titled else None, cells))
                 if with_heads:
                     heads.append(old.head(layout, name))  # the head cached with this key
-                entries[name] = hit
+                entries[name] = raw  # written back as read
                 continue
-            self._session(name, st, refs, row, hit)
+            row = row_of(raw)
+            self._session(name, st, refs, row, row if row is not None and row.same_log(st) else None)
         return self._save(make, taken)
 
     def _session(
