@@ -15,9 +15,12 @@ start-up is out of the figures:
 - resume: `SessionStore.open` and `store.session(name)` (replay) of a session of those turns, 20 times;
 - list: `heads.infos` (what `session list` reads) over 1,000 sessions, the cache warm, 20 times.
 
-Reported: medians over the repetitions of the child's CPU time (user + system: the wall time of a shared
-machine moves with its load) and wall time, per operation, and each contender's ratio to the first
-`--code` (the baseline).
+- table: the rows of a coloured `session list` (`cli.listing.table`: `HeadsCache.listing` and the
+  columns) over the same 1,000 sessions, the cache warm, 20 times.
+
+Reported: medians (and min-max) over the repetitions of the child's CPU time (user + system: the
+wall time of a shared machine moves with its load) and wall time, per operation, and each
+contender's ratio to the first `--code` (the baseline).
 """
 
 from __future__ import annotations
@@ -57,6 +60,15 @@ elif mode == "resume":
     for _ in range(n):
         SessionStore.open(root, create=False, warm=False).session("s", create=False)
     count = n
+elif mode == "table":
+    from sessionstore.cli.listing import table
+    from sessionstore.cli.output import Painter
+    store, paint = SessionStore.open(root, create=False, warm=False), Painter(True)
+    table(store, paint)
+    c0, w0 = clock()
+    for _ in range(n):
+        table(store, paint)
+    count = n
 else:
     from sessionstore.porcelain.session.heads import infos
     store = SessionStore.open(root, create=False, warm=False)
@@ -69,7 +81,7 @@ c1, w1 = clock()
 print(sessionstore.__file__, (c1 - c0) / count, (w1 - w0) / count)
 """
 
-OPERATIONS = ("append", "resume", "list")
+OPERATIONS = ("append", "resume", "list", "table")
 
 
 def child(src: Path, mode: str, root: Path, n: int) -> tuple[float, float]:
@@ -95,6 +107,7 @@ def main() -> None:
     codes = [(label, Path(src)) for label, src in (c.split("=", 1) for c in args.code)]
     codes.append(("now", REPO / "src"))
     results: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    load = os.getloadavg()
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         work = Path(tmp)
         child(REPO / "src", "append", work / "resume", args.turns)  # the session resume replays
@@ -105,10 +118,12 @@ def main() -> None:
                     ("append", work / f"append-{label}-{rep}", args.turns),
                     ("resume", work / "resume", 20),
                     ("list", work / "list", 20),
+                    ("table", work / "list", 20),
                 ):
                     results.setdefault((op, label), []).append(child(src, op, root, n))
     print(machine_line())
-    print(f"load average {' / '.join(f'{x:.1f}' for x in os.getloadavg())}, {args.reps} repetitions")
+    loads = (" / ".join(f"{x:.1f}" for x in at) for at in (load, os.getloadavg()))
+    print(f"load average at start {next(loads)}, at end {next(loads)}, {args.reps} repetitions")
     base = codes[0][0]
     header = " | ".join(f"CPU {label} | wall {label}" for label, _ in codes)
     print(f"| operation | {header} |")
@@ -119,16 +134,24 @@ def main() -> None:
             f"`Session.append` of a real turn (syncs on), per append, {args.turns - 1} appends",
             f"open + `store.session` replay of {args.turns} turns",
             "`heads.infos` over 1,000 sessions, cache warm",
+            "coloured `session list` rows (`cli.listing.table`) over 1,000 sessions, cache warm",
         ),
         strict=True,
     ):
         cells = []
         b_cpu, b_wall = (statistics.median(x[i] for x in results[(op, base)]) for i in (0, 1))
         for label, _ in codes:
-            cpu, wall = (statistics.median(x[i] for x in results[(op, label)]) for i in (0, 1))
-            ratio = "" if label == base else f" ({cpu / b_cpu:.2f}x)"
-            wratio = "" if label == base else f" ({wall / b_wall:.2f}x)"
-            cells.append(f"{cpu * 1e3:.3f} ms{ratio} | {wall * 1e3:.3f} ms{wratio}")
+            runs = results[(op, label)]
+            figures = []
+            for i, b in ((0, b_cpu), (1, b_wall)):
+                value, low, high = (
+                    statistics.median(x[i] for x in runs),
+                    min(x[i] for x in runs),
+                    max(x[i] for x in runs),
+                )
+                ratio = "" if label == base else f" ({value / b:.2f}x)"
+                figures.append(f"{value * 1e3:.3f} ms{ratio} ({low * 1e3:.3f}-{high * 1e3:.3f})")
+            cells.append(" | ".join(figures))
         print(f"| {what} | {' | '.join(cells)} |")
 
 
