@@ -30,6 +30,7 @@ from sessionstore.errors import (
     LockTimeout,
     MemoryFileError,
     NotAStoreError,
+    NothingToCompact,
     SessionBusy,
     SessionStoreError,
     SettingsError,
@@ -50,6 +51,7 @@ KINDS: dict[type[SessionStoreError], tuple[type[BaseException], ...]] = {
     ImportFormatError: (ValueError,),
     MemoryFileError: (),
     CompactionError: (),
+    NothingToCompact: (CompactionError,),
     SessionBusy: (LockTimeout, TimeoutError),
 }
 
