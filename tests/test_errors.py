@@ -30,10 +30,12 @@ from sessionstore.errors import (
     LockTimeout,
     MemoryFileError,
     NotAStoreError,
+    NothingToCompact,
     SessionBusy,
     SessionStoreError,
     SettingsError,
     StaleSessionError,
+    StorePathError,
     UnknownRevision,
 )
 
@@ -50,7 +52,9 @@ KINDS: dict[type[SessionStoreError], tuple[type[BaseException], ...]] = {
     ImportFormatError: (ValueError,),
     MemoryFileError: (),
     CompactionError: (),
+    NothingToCompact: (CompactionError,),
     SessionBusy: (LockTimeout, TimeoutError),
+    StorePathError: (),
 }
 
 
@@ -162,6 +166,15 @@ def immutable_ref(store: SessionStore, tmp: Path, names: list[str]) -> None:
     (ref,) = store.refs.list("fix-auth")
     names.append(str(ref.k))
     store.refs.create("fix-auth", ref.k, ref.commit_id, ref.offset)
+
+
+@scenario(StorePathError, "is a symlink", "replace it with a real directory")
+def linked_store_directory(store: SessionStore, tmp: Path, names: list[str]) -> None:
+    (tmp / "elsewhere").mkdir()
+    (store.root / "logs").rename(tmp / "elsewhere" / "logs")
+    (store.root / "logs").symlink_to(tmp / "elsewhere" / "logs")
+    names.append(str(store.root / "logs"))
+    store.session("fix-auth").append(turn("second"), compact=False)
 
 
 @scenario(NotAStoreError)

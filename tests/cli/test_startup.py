@@ -49,6 +49,8 @@ STORE_PATH = {
     "sessionstore.porcelain.session.heads", "sessionstore.porcelain.session.heads_file",
     "sessionstore.porcelain.store", "sessionstore.porcelain.session.log_stats", "sessionstore.cli.listing",
     "sessionstore.cli.list_filters",  # `--sort`, `--since`, PATTERN (stdlib only: re, datetime, fnmatch)
+    "sessionstore.plumbing.storedir", "sessionstore.porcelain.session.log_marks",
+    "sessionstore.plumbing.forks", "sessionstore.plumbing.collector",  # fork hooks, paused gc (stdlib only)
 }  # fmt: skip
 """Opening a store and listing its logs: what an empty store's `session list` loads."""
 ROWS = {
@@ -56,7 +58,6 @@ ROWS = {
     "sessionstore.porcelain.session.file_moves",  # set titles (`file_moves.titles_dir`)
     "sessionstore.porcelain.history.lookup",
     "sessionstore.porcelain.session.revisions",  # naming's `conversation_of`
-    "sessionstore.formats", "sessionstore.formats.injected",  # titles skip injected context (one regex)
 }  # fmt: skip
 """Added once there are rows to print from the heads cache: its cells are the rendered columns."""
 CELLS = {  # the context column: the window, and the calibrated reading (DESIGN §6)

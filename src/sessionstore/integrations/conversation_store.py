@@ -344,7 +344,7 @@ class FileConversationStore(ConversationStore):
             except StaleSessionError:
                 raise ConversationConflict(cid) from None
             view.apply(commit, line)
-            view.ino = os.stat(view.log.path).st_ino
+            view.ino = os.lstat(view.log.path).st_ino
             view.written = record
 
     def _source(self, cid: str) -> Callable[[str], ConversationLog]:
