@@ -85,7 +85,7 @@ def test_mistakes_are_one_line_and_change_nothing(team, tmp_path: Path) -> None:
         [ModelRequest(parts=[UserPromptPart("my key is sk-ant-api03-abcdefghijklmnopqrstuvwx")])]
     )
     before = snapshot(alice.root)
-    assert_refused(run(alice.root, "push"), "'fix-auth'", "anthropic-key", "--allow-secrets")
+    assert_refused(run(alice.root, "push"), "'fix-auth'", "Anthropic API Key", "--allow-secrets")
     assert snapshot(alice.root) == before
     assert run(alice.root, "push", "--allow-secrets").exit_code == 0
 

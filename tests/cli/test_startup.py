@@ -50,7 +50,8 @@ STORE_PATH = {
     "sessionstore.porcelain.store", "sessionstore.porcelain.session.log_stats", "sessionstore.cli.listing",
     "sessionstore.cli.list_filters",  # `--sort`, `--since`, PATTERN (stdlib only: re, datetime, fnmatch)
     "sessionstore.plumbing.storedir", "sessionstore.porcelain.session.log_marks",
-    "sessionstore.plumbing.forks", "sessionstore.plumbing.collector",  # fork hooks, paused gc (stdlib only)
+    "sessionstore.plumbing.forks",  # what a forked child must not inherit (registered as the store opens)
+    "sessionstore.plumbing.collector",  # the cyclic collector paused while the heads listing builds rows
 }  # fmt: skip
 """Opening a store and listing its logs: what an empty store's `session list` loads."""
 ROWS = {

@@ -6,7 +6,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
@@ -177,19 +177,27 @@ MEMORY_LINE = st.one_of(
 
 
 def _each_heading_once(found: list[str]) -> list[str]:
-    """The first of each heading (same level and title, any case): squash merges repeated ones."""
+    """The first of each heading path (each heading above it and itself: level and title, any case):
+    squash merges a repeated path, and keeps one title under two parents twice (issue 28)."""
     seen: set[object] = set()
+    path: tuple[tuple[int, str], ...] = ()
     out = []
     for line in found:
         key = heading_of(line)
-        if key is not None and (key[0], key[1].casefold()) not in seen:
-            seen.add((key[0], key[1].casefold()))
+        if key is None:
+            continue
+        while path and path[-1][0] >= key[0]:
+            path = path[:-1]
+        path = (*path, (key[0], key[1].casefold()))
+        if path not in seen:
+            seen.add(path)
             out.append(line)
     return out
 
 
 @hyp_settings(max_examples=120, deadline=None)
 @given(st.lists(MEMORY_LINE, max_size=80), st.integers(5, 40))
+@example(["## Session notes", "# Top", "## Session notes"], 5)  # one title under two parents
 def test_squash_keeps_headings_fits_and_is_idempotent(lines: list[str], max_lines: int) -> None:
     caps = Settings(memory_max_lines=max_lines, memory_max_bytes=25_000)
     with tempfile.TemporaryDirectory() as tmp:

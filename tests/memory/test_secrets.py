@@ -47,6 +47,15 @@ def test_the_dash_keyword_shape_is_not_a_secret_but_a_real_one_after_it_is() -> 
     assert redact(text[:-2] + "hunter2hunter") == text[:-2] + "[redacted]"
 
 
+def test_a_variable_named_for_its_credential_is_code_not_a_secret() -> None:
+    # A real Claude Code transcript read a Phoenix app.js: `params: { _csrf_token: csrfToken }` stopped
+    # `session push` of the whole session (the README tour, tests/test_readme_tour.py).
+    for code in ("params: { _csrf_token: csrfToken },", "api_key = apiKey", "password: db_password"):
+        assert scan(code.encode()) == [], code
+    for secret in ("token: csrfToken9x", "password: hunter2hunter", "api_key = 'apiKeyZ7q'"):
+        assert [f.kind for f in scan(secret.encode())] == ["Secret Keyword"], secret
+
+
 def test_a_quoted_string_longer_than_the_cap_is_data_not_a_key() -> None:
     blob = '"' + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z" * (QUOTED_MAX // 32 + 1) + '"'
     assert scan(blob.encode()) == []

@@ -105,13 +105,20 @@ and RE2 runs it in one pass either way."""
 _REFERENCE = re.compile(r"[$<{\[%]|(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*$|[A-Za-z_][\w.]*\(")
 
 
+_NAMED_FOR_IT = re.compile(rf"(?i)[a-z_]*(?:{_KEYWORDS})[a-z_]*")
+"""A bare name that itself names a credential (`csrfToken`, `apiKey`, `db_password`): code passing a
+variable (`params: {{ _csrf_token: csrfToken }}` in a real Phoenix app.js), not a literal secret."""
+
+
 def not_a_reference(value: bytes) -> bool:
     """A value that names where the secret lives rather than holding it stays: `$VAR`, `<yours>`,
-    `{template}`, `%(x)s`, a dotted name (`env.API_KEY`), a call (`getpass()`); and so does a value
-    too short to be one (under 4 characters)."""
+    `{template}`, `%(x)s`, a dotted name (`env.API_KEY`), a call (`getpass()`), a variable named for
+    the credential it holds (`csrfToken`: letters and underscores only); and so does a value too short
+    to be one (under 4 characters)."""
     if len(value) < 4:
         return False
-    return _REFERENCE.match(value.decode("utf-8", "replace")) is None
+    text = value.decode("utf-8", "replace")
+    return _REFERENCE.match(text) is None and _NAMED_FOR_IT.fullmatch(text) is None
 
 
 def _entropic(value: bytes) -> bool:
