@@ -310,11 +310,14 @@ class _Walk:
         self.rows.append(
             (name, checkpoints, "" if self.derive is not None and title is None else title, made)
         )
-        mark = mark_of(hit) if hit is not None else next_mark(self.layout.logs, name, row, st.st_ino, head)
+        # a hit's own mark is looked at only when its row is made again (most listings: never)
+        mark = _MISS if hit is not None else next_mark(self.layout.logs, name, row, st.st_ino, head)
         if st.st_mtime_ns > self.settled or (
             head is not _MISS and head is not None and head.size > _MAX_CACHED_LINE
         ):
             self.settled_all = False  # nothing remembered of this listing
+            if mark is _MISS:
+                mark = mark_of(hit)
             if mark is not None and mark_of(row) is not None:  # but a mark it held, always
                 kept = HeadRow(-1, -1, -1, st.st_ino, None, None, None, None, None, list(mark))
                 self.entries[name] = kept  # never a hit (size -1)
@@ -334,6 +337,8 @@ class _Walk:
         ):
             self.entries[name] = hit  # unchanged: no copy, and no deep comparison at the end
             return
+        if mark is _MISS:
+            mark = mark_of(hit)
         self.entries[name] = HeadRow(
             st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, refs, counted, title, made, key,
             None if mark is None else list(mark),
