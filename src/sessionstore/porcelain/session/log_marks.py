@@ -9,7 +9,7 @@ valid shorter log. The heads cache (`heads.HeadsCache`) records, with each sessi
 `[seq, offset, end, id]` of the newest head it has seen in that file (the same inode): a listing raises it
 when the log grew on from it, and keeps it when the log no longer holds that commit, so `session
 list` after a truncation does not erase the evidence. `session fsck` compares the mark with the log
-(`porcelain/maintenance/lost_commits.py`).
+(`porcelain/maintenance/log_ends.py`, `lost_commits`).
 
 Another inode is another file (a session removed and made again, a log git checked out, a conflict
 split): its mark starts afresh. The mark is as old as the last listing that saw the log settled, so
