@@ -21,7 +21,8 @@ carries the whole record. So:
   `check_index`/`rebuild_index` (both derive the index from the logs alone).
 
 An index that does not exist yet (a store written before it, or deleted) is rebuilt from the logs on
-first use. It lives under `index/`, which is derived data: git need not track it.
+first use. It lives under `index/`, which is derived data: git need not track it. A store on object
+storage has no index file: `HintedIndex` lists from the head hints there.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from ..plumbing.fsutil import atomic_replace
 from ..porcelain.store import SessionStore
 from .conversation_records import RECORD
 
-__all__ = ["INDEX_FILE", "ConversationIndex", "check_index", "rebuild_index"]
+__all__ = ["INDEX_FILE", "ConversationIndex", "HintedIndex", "check_index", "rebuild_index"]
 
 INDEX_FILE = Path("index") / "conversations.jsonl"
 _CHUNK = 1 << 16
@@ -163,6 +164,36 @@ class ConversationIndex:
                 found.pop(next(n for n, (t, _) in found.items() if t == oldest))
         ordered = sorted(found.values(), key=lambda item: item[0], reverse=True)
         return [record for _, record in ordered[:limit]]
+
+
+class HintedIndex:
+    """The conversation index of a store on object storage: no index file (it would need a lock
+    across machines), the head hints instead (`ObjectBackend.heads`: O(conversations / 1000)
+    requests). Each hint is a head's whole line, record included, verified like any commit line; it
+    lags its session by the saves still in flight in other processes (this process's own are written
+    before it lists). `load` never reads a hint: it reads the commits."""
+
+    def __init__(self, store: SessionStore) -> None:
+        self.store = store
+
+    def note(self, name: str, *, time: str, scope: str | None, commit: str) -> None:
+        """Nothing to note: the commit's own head hint is what lists it."""
+
+    def newest(self, scope: str | None, limit: int | None) -> list[dict[str, Any]]:
+        """Record JSON of the newest conversations (of `scope`, when given), newest first, at most `limit`."""
+        from ..plumbing.object_logs import flush_hints
+
+        if limit == 0:
+            return []
+        flush_hints(timeout=30)
+        found = [
+            current
+            for head, _ in self.store.backend.heads().values()
+            if (current := _conversation(head)) is not None
+            and (scope is None or current[1].get("scope") == scope)
+        ]
+        found.sort(key=lambda item: item[0], reverse=True)
+        return [record for _, record in found[:limit]]
 
 
 def _conversation(head: Commit | None) -> tuple[str, dict[str, Any]] | None:

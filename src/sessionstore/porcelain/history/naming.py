@@ -218,6 +218,7 @@ def titled(store: SessionStore) -> frozenset[str]:
 
 def set_title(store: SessionStore, name: str, text: str | None) -> None:
     """Set (or, with None or '', clear) the title of existing session `name`; durable."""
+    store.directory_only("`session rename --title`", "titles are kept in a file beside the logs")
     file_moves.finish_involving(store, [name])  # a title a crash left staged is put in place first
     _existing(store, name)
     clean = " ".join((text or "").split())
@@ -268,6 +269,7 @@ def _clear_the_way(store: SessionStore, name: str) -> None:
 
 def remove(store: SessionStore, name: str) -> Removed:
     """Move session `name`'s log, checkpoint refs and title to the trash (see the module docstring)."""
+    store.directory_only("`session rm`", "it moves the session into a trash directory, and a bucket has none")
     file_moves.finish_involving(store, [name])
     _existing(store, name)
     stamp = datetime.now(UTC).strftime(STAMP)
@@ -286,6 +288,9 @@ def remove(store: SessionStore, name: str) -> Removed:
 
 def removed(store: SessionStore, name: str | None = None) -> list[Removed]:
     """Trash entries (of `name`, or all), oldest first."""
+    store.directory_only(
+        "`session rm --list`", "it moves the session into a trash directory, and a bucket has none"
+    )
     trash = _trash(store)
     out = []
     for entry in trash.listdir():
@@ -343,6 +348,9 @@ def purge_removed(store: SessionStore, entries: list[Removed]) -> list[str]:
 def undo_remove(store: SessionStore, name: str) -> Removed:
     """Put back the newest trash entry of `name`; refused if a session has that name again or if gc
     has already removed blobs it needs (nothing changes then)."""
+    store.directory_only(
+        "`session rm --undo`", "it moves the session into a trash directory, and a bucket has none"
+    )
     check_name(name)
     file_moves.finish_involving(store, [name])
     entries = [e for e in removed(store, name) if os.path.lexists(removed_log(store, e))]
@@ -379,6 +387,11 @@ def undo_remove(store: SessionStore, name: str) -> Removed:
 
 def rename(store: SessionStore, old: str, new: str) -> None:
     """Rename session `old` to `new`, with its checkpoint refs and title (both locks held)."""
+    store.directory_only(
+        "`session rename`",
+        "a rename is one atomic rename of the log, which a bucket cannot do "
+        "(`session fork OLD NEW` copies the history under the new name)",
+    )
     file_moves.finish_involving(store, [old, new])
     _existing(store, old)
     check_name(new)

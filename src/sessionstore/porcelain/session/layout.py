@@ -161,6 +161,15 @@ class StoreLayout:
         """True for a store on object storage (`s3://...`): no directory, no locks (DESIGN §13)."""
         return not isinstance(self.backend, FileBackend)
 
+    def directory_only(self, what: str, why: str) -> None:
+        """Refuse `what` on object storage in one line, saying `why` it needs a store directory, before
+        anything is changed (`SessionStoreError`, CLI exit 2)."""
+        if self.on_object_storage:
+            raise SessionStoreError(
+                f"{what} needs a store directory: {self.root} is on object storage, where {why}; "
+                "nothing was changed"
+            )
+
     @property
     def top(self) -> StoreDir:
         """The store's directory as a `StoreDir`: every path below it is reached from it (`top /

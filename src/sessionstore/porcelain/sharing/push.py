@@ -88,6 +88,9 @@ def parse_subject(text: str) -> tuple[int, str] | None:
 def open_git(store: SessionStore, remote: str | None, verb: str = "push") -> Git:
     """The repository around the store; `remote`, when given, must be one of its remotes (a session's
     name given there is named as such: `session push fix-auth` means `session push origin fix-auth`)."""
+    store.directory_only(
+        f"`session {verb}`", "sessions are shared by opening the same URL on every machine, not through git"
+    )
     git = Git.around(store.root)
     if remote is not None and remote not in (known := git.remotes()):
         have = f" (it has: {', '.join(known)})" if known else " (it has none)"
