@@ -3,11 +3,13 @@
     .venv/bin/python benchmarks/bench_object_store.py [--turns 40] [--sessions 1000]
 
 The server is moto in server mode on 127.0.0.1 (tests/helpers/s3_server.py), started and stopped here.
-Three measurements, each against the simplest honest baseline in the same run:
+Four measurements, each against the simplest honest baseline in the same run:
 
 - append: `Session.append` of a real-sized turn (about 24 KB of new text every turn: a user question and
   a tool-heavy answer) vs one bare `obstore.put` of the same number of bytes to the same server, the two
   interleaved turn by turn; goal: the append's median <= 2.5x the PUT's (a turn is a blob and a commit).
+- conversation save: `FileConversationStore.save` of each run's result, a conversation growing by one
+  such turn a run, vs one bare PUT of the turn's bytes, interleaved; the same goal.
 - replay: opening a session of 200 turns whose newest checkpoint came 10 turns ago, vs one without a
   checkpoint: requests made (O(tail) vs O(log)) and time.
 - list: `SessionStore.infos()` (what `session list` reads) at `--sessions` sessions: requests made,
@@ -73,6 +75,55 @@ def bench_append(url: str, turns: int) -> dict[str, float]:
     return {"put_ms": put * 1e3, "append_ms": append * 1e3, "ratio": append / put, "bytes": size}
 
 
+def bench_conversation_save(url: str, turns: int) -> dict[str, float]:
+    """`FileConversationStore.save` of each run's result (a conversation growing by one real-sized turn
+    a run, the product path of an app on the Vercel AI or AG-UI adapter) vs one bare PUT of the turn's
+    bytes, interleaved; only the save and the PUT are timed, not the run."""
+    import asyncio
+
+    import obstore
+    from pydantic_ai import Agent
+    from pydantic_ai.conversation import Conversation
+    from pydantic_ai.messages import ModelMessage, ModelResponse
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from sessionstore import FileConversationStore
+    from sessionstore.plumbing import codec
+
+    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        turn = sum(1 for m in messages if isinstance(m, ModelResponse))
+        reply = _turn(turn)[1]  # its text (the agent has no tools to call)
+        return ModelResponse(parts=[p for p in reply.parts if p.part_kind == "text"], model_name="test")
+
+    agent = Agent(FunctionModel(answer))
+    store = FileConversationStore(url)
+    bucket = store.store.backend.bucket
+    put_times, save_times = [], []
+
+    async def go() -> int:
+        conversation = Conversation(conversation_id="bench-conversation")
+        size = 0
+        for i in range(-1, turns):  # the first run's save (connections, imports) is not timed
+            result = await agent.run(_turn(i)[0].parts[0].content, conversation=conversation)
+            size = len(codec.encode(result.new_messages()))
+            payload = os.urandom(size)
+            start = time.perf_counter()
+            obstore.put(bucket.store, f"bare-save/{i}", payload)
+            put = time.perf_counter() - start
+            start = time.perf_counter()
+            await store.save(result)
+            save = time.perf_counter() - start
+            if i >= 0:
+                put_times.append(put)
+                save_times.append(save)
+            conversation = result.conversation
+        return size
+
+    size = asyncio.run(go())
+    put, save = statistics.median(put_times), statistics.median(save_times)
+    return {"put_ms": put * 1e3, "save_ms": save * 1e3, "ratio": save / put, "bytes": size}
+
+
 def bench_replay(url: str) -> dict[str, dict[str, float]]:
     from sessionstore.plumbing.commits import make_line
     from sessionstore.plumbing.object_logs import flush_hints
@@ -131,20 +182,34 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=40)
     parser.add_argument("--sessions", type=int, default=1000)
+    parser.add_argument(
+        "--only", default="append,save,replay,list", help="which measurements (comma-separated)"
+    )
     args = parser.parse_args()
+    only = set(args.only.split(","))
     print(machine_line())
     print(f"load average at start: {os.getloadavg()[0]:.1f}")
     with moto_server(Path(tempfile.mkdtemp())) as server:
         os.environ.update(server.env)
-        append = bench_append(f"s3://{server.bucket()}/a", args.turns)
-        print(
-            f"append: Session.append median {append['append_ms']:.1f} ms vs bare PUT of the same "
-            f"{append['bytes']} bytes {append['put_ms']:.1f} ms: {append['ratio']:.2f}x (goal <= 2.5x)"
-        )
-        for name, row in bench_replay(f"s3://{server.bucket()}/r").items():
-            print(f"replay {name}: {row}")
-        for phase, row in bench_list(f"s3://{server.bucket()}/l", args.sessions).items():
-            print(f"list at {args.sessions} sessions, {phase}: {row}")
+        if "append" in only:
+            append = bench_append(f"s3://{server.bucket()}/a", args.turns)
+            print(
+                f"append: Session.append median {append['append_ms']:.1f} ms vs bare PUT of the same "
+                f"{append['bytes']} bytes {append['put_ms']:.1f} ms: {append['ratio']:.2f}x (goal <= 2.5x)"
+            )
+        if "save" in only:
+            save = bench_conversation_save(f"s3://{server.bucket()}/c", args.turns)
+            print(
+                f"conversation save: FileConversationStore.save median {save['save_ms']:.1f} ms vs bare "
+                f"PUT of the turn's {save['bytes']} bytes {save['put_ms']:.1f} ms: {save['ratio']:.2f}x "
+                "(goal <= 2.5x)"
+            )
+        if "replay" in only:
+            for name, row in bench_replay(f"s3://{server.bucket()}/r").items():
+                print(f"replay {name}: {row}")
+        if "list" in only:
+            for phase, row in bench_list(f"s3://{server.bucket()}/l", args.sessions).items():
+                print(f"list at {args.sessions} sessions, {phase}: {row}")
         print(f"server log: {server.requests_logged()} requests in all")
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
 

@@ -13,7 +13,7 @@ from pydantic_ai import Agent, DeferredToolRequests
 from pydantic_ai.agent import AgentRunResult
 from pydantic_ai.conversation import Conversation
 from pydantic_ai.conversation_store import ConversationStore
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 
@@ -54,3 +54,15 @@ def save_turns(store: ConversationStore, cid: str, turns: int) -> None:
             conversation = result.conversation
 
     asyncio.run(go())
+
+
+def prompts(conversation: Conversation | None) -> list[str]:
+    """The user prompts of a (loaded) history, in order."""
+    assert conversation is not None
+    return [
+        str(part.content)
+        for message in conversation.messages
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if part.part_kind == "user-prompt"
+    ]

@@ -62,7 +62,7 @@ class S3Server:
         )
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -81,8 +81,10 @@ def _answers(endpoint: str) -> bool:
 @contextlib.contextmanager
 def moto_server(log_dir: Path) -> Iterator[S3Server]:
     """A moto S3 server on 127.0.0.1 for the block; its request log under `log_dir`."""
+    from helpers.procs import stop  # here: this file also runs as the server, without tests/ importable
+
     for _attempt in range(3):  # a free port can be taken between the probe and moto's bind
-        port = _free_port()
+        port = free_port()
         log = log_dir / f"moto-{port}.log"
         endpoint = f"http://127.0.0.1:{port}"
         with open(log, "wb") as out:
@@ -103,12 +105,7 @@ def moto_server(log_dir: Path) -> Iterator[S3Server]:
     try:
         yield S3Server(endpoint, log)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 def _serve(port: int) -> None:

@@ -17,24 +17,12 @@ from pathlib import Path
 
 import pytest
 from pydantic_ai.conversation import Conversation
-from pydantic_ai.messages import ModelRequest
 
-from helpers.conversations import run_turn
+from helpers.conversations import prompts, run_turn
 from helpers.procs import spawn
 from sessionstore.integrations.conversation_store import FileConversationStore, session_name
 
 KILLS = 12
-
-
-def prompts(conversation: Conversation) -> list[str]:
-    """The user prompts of a history, in order."""
-    return [
-        str(part.content)
-        for message in conversation.messages
-        if isinstance(message, ModelRequest)
-        for part in message.parts
-        if part.part_kind == "user-prompt"
-    ]
 
 
 @pytest.mark.slow

@@ -249,3 +249,22 @@ def test_any_bytes_read_back_as_written(blobs: list[bytes]) -> None:
     oids = [backend.objects.write(b) for b in blobs]
     assert backend.objects.load(oids, list) == blobs
     assert set(backend.objects) == set(oids)
+
+
+def test_a_reader_catches_up_with_the_commits_after_the_one_it_holds() -> None:
+    """`ObjectLog.since` (FileConversationStore's refresh on object storage): the new commits with their
+    lines, verified and chained; None once the commit it holds is gone or no longer followed."""
+    from obstore.store import MemoryStore
+
+    backend = ObjectBackend(Bucket(MemoryStore(), "memory:///"))
+    chain = _chain(backend, "s", 4)
+    log = backend.log("s")
+    got = log.since(None)
+    assert got is not None and [c.id for c, _ in got] == [c.id for c in chain]
+    assert all(line == backend.bucket.get(log.key(c.seq)) for c, line in got)
+    assert [c.id for c, _ in log.since(chain[1]) or []] == [c.id for c in chain[2:]]
+    assert log.since(chain[3]) == []
+    log.remove()
+    assert log.since(chain[1]) is None  # removed
+    _chain(backend, "s", 3)
+    assert log.since(chain[1]) is None  # written again: seq 3 does not follow the commit held

@@ -78,3 +78,32 @@ def test_kill_9_during_appends_loses_no_acknowledged_turn(s3_env: S3Server) -> N
         len(commits) + 2,
         len(commits) + 3,
     ]
+
+
+def test_gc_while_writers_append_removes_old_orphans_and_no_blob_a_commit_names(s3_env: S3Server) -> None:
+    """gc has no lock to hold writers off on object storage: its grace period (here 5 s, against an
+    append's milliseconds) keeps every blob a commit is still being written for. Orphans older than
+    it go; every commit the writers made, before, during and after the gc passes, reads whole."""
+    from sessionstore.porcelain.store import SessionStore
+
+    url = f"s3://{s3_env.bucket()}/gc"
+    grace_s = 5.0
+    store = SessionStore.open(url, warm=False)  # creates the store
+    backend = store.backend
+    orphans = {backend.objects.write(f"orphan {i}\n".encode()) for i in range(20)}
+    procs = [spawn("chain_appender.py", url, f"s{i}", f"w{i}", 0, env=_env(s3_env)) for i in range(3)]
+    for proc in procs:
+        assert proc.stdout and proc.stdout.readline().strip() == "ready"
+    time.sleep(grace_s + 1)  # the orphans are now older than the grace period; the writers go on
+    removed: set[str] = set()
+    for _ in range(2):  # passes while the writers append
+        report = store.gc(grace_days=grace_s / 86400)
+        removed |= set(report.removed)
+    for proc in procs:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=30)
+    assert removed == orphans  # the old orphans, and nothing a writer wrote
+    for i in range(3):
+        commits, _ = backend.log(f"s{i}").scan(since_reset=False)
+        assert len(commits) > 3  # they really appended during the passes
+        assert all(backend.objects.read(c.blob) for c in commits)  # every blob a commit names is there

@@ -80,3 +80,33 @@ def test_the_environment_names_the_store(url: str, tmp_path: Path, monkeypatch) 
     assert result.exit_code == 0 and "x@1" in result.output
     result = CliRunner().invoke(cli, ["--store", "ftp://nowhere/x", "list"])
     assert result.exit_code == 2 and "ftp:// is neither" in result.output
+
+
+def test_commands_that_need_a_directory_are_refused_in_one_line(
+    url: str, tmp_path: Path, monkeypatch
+) -> None:
+    """rm (and its trash), rename and titles, import, push and pull: refused on object storage with
+    exit 2, one line naming the command and why, and nothing changed."""
+    monkeypatch.chdir(tmp_path)
+    store = SessionStore.open(url, warm=False)
+    store.session("chat").append(tagged_turn(0, 0, size=2))
+    before = [c.id for c in store.session("chat").log()]
+    commands = {
+        "`session rm`": ["rm", "chat"],
+        "`session rm --list`": ["rm", "--list"],
+        "`session rm --undo`": ["rm", "--undo", "chat"],
+        "`session rename`": ["rename", "chat", "chat2"],
+        "`session rename --title`": ["rename", "chat", "--title", "Fix the login"],
+        "`session import`": ["import", "--example", "--as", "ex"],
+        "`session push`": ["push"],
+        "`session pull`": ["pull"],
+    }
+    for what, args in commands.items():
+        result = CliRunner().invoke(cli, ["--store", url, *args])
+        assert result.exit_code == 2, (args, result.output)
+        [line] = result.output.strip().splitlines()
+        assert line.startswith(f"session: {what} needs a store directory: {url} is on object storage, where ")
+        assert line.endswith("; nothing was changed")
+    after = SessionStore.open(url, warm=False)
+    assert after.sessions() == ["chat"] and [c.id for c in after.session("chat").log()] == before
+    assert list(tmp_path.iterdir()) == []  # nothing local

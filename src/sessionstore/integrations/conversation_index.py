@@ -21,7 +21,8 @@ carries the whole record. So:
   `check_index`/`rebuild_index` (both derive the index from the logs alone).
 
 An index that does not exist yet (a store written before it, or deleted) is rebuilt from the logs on
-first use. It lives under `index/`, which is derived data: git need not track it.
+first use. It lives under `index/`, which is derived data: git need not track it. A store on object
+storage has no index file: `HintedIndex` lists from the head hints there.
 """
 
 from __future__ import annotations
@@ -38,11 +39,11 @@ import orjson
 
 from ..errors import CorruptLogError
 from ..plumbing.commits import Commit
-from ..plumbing.fsutil import atomic_replace, fsync_dir
+from ..plumbing.fsutil import atomic_replace
 from ..porcelain.store import SessionStore
 from .conversation_records import RECORD
 
-__all__ = ["INDEX_FILE", "ConversationIndex", "check_index", "rebuild_index"]
+__all__ = ["INDEX_FILE", "ConversationIndex", "HintedIndex", "check_index", "rebuild_index"]
 
 INDEX_FILE = Path("index") / "conversations.jsonl"
 _CHUNK = 1 << 16
@@ -57,7 +58,9 @@ class ConversationIndex:
 
     def __init__(self, store: SessionStore) -> None:
         self.store = store
-        self.path = store.root / INDEX_FILE
+        self.home = store.top / INDEX_FILE.parent.name
+        """`index/` (checked by every use)."""
+        self.path = self.home.path / INDEX_FILE.name
         self._tail: tuple[int, int, str] | None = None
         """(inode, size, "m") of the index just after this object's last append: while the file is
         still that, its last line is that one, and the next append need not read it back."""
@@ -75,12 +78,11 @@ class ConversationIndex:
     @contextmanager
     def _locked(self) -> Iterator[None]:
         """The index's own lock (held for a read-max-and-append or a rebuild; never for long)."""
-        lock = os.path.join(self.path.parent, ".lock")
+        lock = self.home.file(".lock")  # checks index/: the index is only written under this lock
         try:
             fd = os.open(lock, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o666)
         except FileNotFoundError:  # no index/ yet
-            self.path.parent.mkdir(exist_ok=True)
-            fsync_dir(self.store.root)
+            self.home.make()
             fd = os.open(lock, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o666)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
@@ -138,7 +140,7 @@ class ConversationIndex:
         """Record JSON of the newest conversations (of `scope`, when given), newest first, at most `limit`."""
         if limit == 0:
             return []
-        if not self.path.exists():
+        if not os.path.lexists(self.home.check() / INDEX_FILE.name):
             self.rebuild()
         found: dict[str, tuple[str, dict[str, Any]]] = {}
         times: list[str] = []  # min-heap of the kept records' times: times[0] is the limit-th newest
@@ -162,6 +164,36 @@ class ConversationIndex:
                 found.pop(next(n for n, (t, _) in found.items() if t == oldest))
         ordered = sorted(found.values(), key=lambda item: item[0], reverse=True)
         return [record for _, record in ordered[:limit]]
+
+
+class HintedIndex:
+    """The conversation index of a store on object storage: no index file (it would need a lock
+    across machines), the head hints instead (`ObjectBackend.heads`: O(conversations / 1000)
+    requests). Each hint is a head's whole line, record included, verified like any commit line; it
+    lags its session by the saves still in flight in other processes (this process's own are written
+    before it lists). `load` never reads a hint: it reads the commits."""
+
+    def __init__(self, store: SessionStore) -> None:
+        self.store = store
+
+    def note(self, name: str, *, time: str, scope: str | None, commit: str) -> None:
+        """Nothing to note: the commit's own head hint is what lists it."""
+
+    def newest(self, scope: str | None, limit: int | None) -> list[dict[str, Any]]:
+        """Record JSON of the newest conversations (of `scope`, when given), newest first, at most `limit`."""
+        from ..plumbing.object_logs import flush_hints
+
+        if limit == 0:
+            return []
+        flush_hints(timeout=30)
+        found = [
+            current
+            for head, _ in self.store.backend.heads().values()
+            if (current := _conversation(head)) is not None
+            and (scope is None or current[1].get("scope") == scope)
+        ]
+        found.sort(key=lambda item: item[0], reverse=True)
+        return [record for _, record in found[:limit]]
 
 
 def _conversation(head: Commit | None) -> tuple[str, dict[str, Any]] | None:
@@ -237,8 +269,9 @@ def check_index(store: SessionStore) -> list[str]:
 
     Each problem is one line; `rebuild_index` fixes them all.
     """
-    path = store.root / INDEX_FILE
-    if not path.exists():
+    index = ConversationIndex(store)
+    path = index.home.check() / INDEX_FILE.name
+    if not os.path.lexists(path):
         return []  # built from the logs on first use: nothing can be out of date
     latest: dict[str, dict[str, Any]] = {}
     for entry in _backward(path):

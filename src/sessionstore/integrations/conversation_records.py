@@ -4,7 +4,8 @@ A conversation's log is an ordinary session log (see `conversation_store` for th
 module reads it: `ConversationLog` keeps, per log, the latest `ConversationRecord`, the head commit,
 and an index `entry id -> (blob, line, parent, size)` of every entry the log introduced or inherited.
 It is refreshed incrementally: only the bytes appended since the last read are parsed, after checking
-with one `pread` that the line it last saw is still there (a deleted and recreated log is re-read).
+with one `pread` that the line it last saw is still there (a deleted and recreated log is re-read). On
+object storage only the commits after the one it last saw are listed and read (`ObjectLog.since`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from ..plumbing.logs import Log
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
     from pydantic_ai.conversation_store import ConversationRecord
+
+    from ..plumbing.object_logs import ObjectLog
 
 RECORD = "conversation"
 """Commit field holding the record as JSON; its presence on the first commit marks a conversation log."""
@@ -50,6 +53,13 @@ class ConversationNameTaken(InvalidSessionName, UserError):
 
 class UnstorableText(SessionStoreError, UserError):
     """A conversation holds text UTF-8 cannot store (a lone surrogate such as `"\\ud800"`): nothing saved."""
+
+    def __init__(self, message: str) -> None:
+        UserError.__init__(self, message)
+
+
+class DeleteNotSupported(SessionStoreError, UserError):
+    """`delete` of a conversation on object storage: refused, nothing changed (see its message)."""
 
     def __init__(self, message: str) -> None:
         UserError.__init__(self, message)
@@ -126,8 +136,9 @@ class Located:
 class ConversationLog:
     """A cached view of one log: the current record, its head commit and its entry index."""
 
-    def __init__(self, log: Log) -> None:
-        self.log = log
+    def __init__(self, log: Log | ObjectLog) -> None:
+        self.log: Any = log
+        """A log file, or a commit chain on object storage (`ObjectLog`: read with `since`)."""
         self._reset()
 
     def _reset(self) -> None:
@@ -185,6 +196,9 @@ class ConversationLog:
 
     def refresh(self) -> None:
         """Bring the view up to date with the file: parse only what was appended since the last read."""
+        if not isinstance(self.log, Log):
+            self._refresh_chain()
+            return
         try:
             fd = os.open(self.log.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
         except FileNotFoundError:
@@ -205,6 +219,19 @@ class ConversationLog:
                 self._consume(os.pread(fd, st.st_size - self.end, self.end))
         finally:
             os.close(fd)
+
+    def _refresh_chain(self) -> None:
+        """`refresh` on object storage (`ObjectLog.since`): one listing, and one read per new commit."""
+        if self.is_conversation is False:
+            return  # a plain session's first commit decided it (sessions are not removed there)
+        fresh = self.log.since(self.head)
+        if fresh is None:  # the commit we held is gone: read the chain again from the start
+            self._reset()
+            fresh = self.log.since(None) or []
+        for commit, line in fresh:
+            self.apply(commit, line)
+            if self.is_conversation is False:
+                return
 
     def _consume(self, data: bytes) -> None:
         """Index the whole lines of `data` (read at `self.end`); a torn or unverifiable last line waits."""

@@ -50,6 +50,13 @@ from `load`, `list_conversations` and `session list` at once. Its blobs stay unt
 log reaching them past its grace period (14 days), since a fork or a concurrent save may share one:
 don't rely on `delete` alone to erase messages before that `gc`.
 
+**On object storage** (`FileConversationStore("s3://bucket/prefix")`, DESIGN §13) the same commits
+are objects: the lock is the conditional create of the next commit (a racing save on another machine
+gets `ConversationConflict`, as behind the file lock), a view reads only the commits after the one it
+holds, and `list_conversations` reads the head hints (`HintedIndex`: O(conversations / 1000)
+requests; another process's save still in flight may be missing for a moment). `delete` is refused
+there (`DeleteNotSupported`, nothing changed): removing commits one by one could race a save.
+
 **Async.** Every primitive runs its file work in a worker thread (`asyncio.to_thread`; `save` reads
 the record it wrote last from memory); one mutex per instance serializes them, and the file lock
 serializes writers across threads and processes.
@@ -89,11 +96,12 @@ from ..plumbing.names import check_name
 from ..porcelain.session.writer import write_commit
 from ..porcelain.store import SessionStore
 from .conversation_commits import reset_commit, turn_commit
-from .conversation_index import ConversationIndex
+from .conversation_index import ConversationIndex, HintedIndex
 from .conversation_records import (
     RECORD,
     ConversationLog,
     ConversationNameTaken,
+    DeleteNotSupported,
     Located,
     UnstorableText,
     commit_time,
@@ -143,7 +151,9 @@ class FileConversationStore(ConversationStore):
         )
         self._logs: dict[str, ConversationLog] = {}
         self._mutex = threading.Lock()
-        self.index = ConversationIndex(self.store)
+        self.index: ConversationIndex | HintedIndex = (
+            HintedIndex(self.store) if self.store.on_object_storage else ConversationIndex(self.store)
+        )
         warm_up()  # a web server's first request should not pay for what every process loads once
 
     def __repr__(self) -> str:
@@ -310,7 +320,7 @@ class FileConversationStore(ConversationStore):
         name = session_name(cid)
         record_json = storable(cid, record_to_json(record))
         with self.store.lock(name):
-            view = self._view(name)
+            view = self._view_to_write(name, expected_revision)
             current = view.owned_revision(cid)
             if (current[0] if current is not None else None) != expected_revision:
                 raise ConversationConflict(cid)
@@ -344,8 +354,25 @@ class FileConversationStore(ConversationStore):
             except StaleSessionError:
                 raise ConversationConflict(cid) from None
             view.apply(commit, line)
-            view.ino = os.stat(view.log.path).st_ino
+            if not self.store.on_object_storage:
+                view.ino = os.lstat(view.log.path).st_ino
             view.written = record
+
+    def _view_to_write(self, name: str, expected_revision: str | None) -> ConversationLog:
+        """The view a save builds on. On object storage, when this instance wrote the revision the save
+        expects and has seen nothing since, it is used as it is (no listing): if another process saved
+        meanwhile, the conditional create of the next commit fails and the save is the
+        `ConversationConflict` a refresh would have found."""
+        view = self._logs.get(name)
+        if (
+            self.store.on_object_storage
+            and view is not None
+            and view.written is not None
+            and view.record_json is not None
+            and view.written.revision == expected_revision == view.record_json.get("revision")
+        ):
+            return view
+        return self._view(name)
 
     def _source(self, cid: str) -> Callable[[str], ConversationLog]:
         """`_find` for the history of conversation `cid`'s reset point: a source a delete released
@@ -361,6 +388,13 @@ class FileConversationStore(ConversationStore):
 
     def _sync_delete_record(self, conversation_id: str, expected_revision: str) -> None:
         name = session_name(conversation_id)
+        if self.store.on_object_storage:  # no lock across machines to hold a save off while it deletes
+            raise DeleteNotSupported(
+                f"conversation {conversation_id!r} cannot be deleted on object storage "
+                f"({self.store.root}) yet: removing its commits one by one could race a save on another "
+                "machine; nothing was changed: stop using the id, or keep conversations you delete in a "
+                "store directory"
+            )
         with self.store.lock(name):
             view = self._view(name)
             current = view.owned_record(conversation_id)

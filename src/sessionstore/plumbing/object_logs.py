@@ -75,9 +75,7 @@ class ObjectLog:
                 )
             commit = parse_line(data[:-1], self.session, seq) if data.endswith(b"\n") else None
             if commit is None or commit.seq != seq:
-                raise self._damage(
-                    seq, "its id does not verify" if commit is None else "its seq is not its key"
-                )
+                self._raise(seq, commit)
             out.append(positioned(commit))
         return out
 
@@ -92,6 +90,34 @@ class ObjectLog:
         if not seqs:
             return after
         return self._fetch(seqs[-1:])[0]
+
+    def since(self, held: Commit | None) -> list[tuple[Commit, bytes]] | None:
+        """The commits after `held` (a commit of this chain the caller read before; None: from the
+        start), oldest first, each with its line, verified and chained onto `held`: one listing and
+        one read per new commit. None when `held` is no longer in the chain (the session was removed,
+        or removed and written again): the caller reads it again from the start."""
+        start = held.seq if held else 1
+        seqs = self._seqs(after=start - 1)
+        if held is not None:
+            if not seqs or seqs[0] != held.seq:
+                return None
+            seqs = seqs[1:]
+        out: list[tuple[Commit, bytes]] = []
+        previous = held
+        for seq, data in zip(seqs, self.bucket.get_many([self.key(s) for s in seqs]), strict=True):
+            commit = parse_line(data[:-1], self.session, seq) if data and data.endswith(b"\n") else None
+            if data is None or commit is None or commit.seq != seq:
+                return None if data is None else self._raise(seq, commit)
+            if commit.parent != (previous.id if previous else None):
+                if held is not None and previous is held:
+                    return None  # a different commit follows the seq we held: the chain was replaced
+                raise self._damage(seq, "it does not follow the commit before it")
+            out.append((positioned(commit), data))
+            previous = commit
+        return out
+
+    def _raise(self, seq: int, commit: Commit | None) -> Any:
+        raise self._damage(seq, "its id does not verify" if commit is None else "its seq is not its key")
 
     def size(self) -> int:
         """The position after the head (0: no commit)."""

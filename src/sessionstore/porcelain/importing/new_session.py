@@ -57,6 +57,10 @@ def import_transcript(
     Refuses an existing session name before writing anything. `progress(done, total)` is called after
     each step.
     """
+    store.directory_only(
+        "`session import`",
+        "an import is published all at once by renaming its staged log, which a bucket cannot do",
+    )
     name = check_name(name or transcript.suggested_name)
     if not transcript.steps:
         raise ImportFormatError(f"{transcript.source}: the transcript has no messages; nothing to import")
@@ -88,7 +92,7 @@ def import_transcript(
         except BaseException:
             remove_leftover_import(store, name, locked=True)
             raise
-        remove_staging(staging.root)
+        remove_staging(staging.top)
     return store.session(name)
 
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from sessionstore.errors import SessionStoreError
 from sessionstore.plumbing.commits import Commit
+from sessionstore.plumbing.fsutil import read_regular
 from sessionstore.plumbing.git import CatFile, Git, GitError
 from sessionstore.plumbing.names import is_valid_name
 from sessionstore.porcelain.sharing.secret_scan import refuse_secrets
@@ -87,6 +88,9 @@ def parse_subject(text: str) -> tuple[int, str] | None:
 def open_git(store: SessionStore, remote: str | None, verb: str = "push") -> Git:
     """The repository around the store; `remote`, when given, must be one of its remotes (a session's
     name given there is named as such: `session push fix-auth` means `session push origin fix-auth`)."""
+    store.directory_only(
+        f"`session {verb}`", "sessions are shared by opening the same URL on every machine, not through git"
+    )
     git = Git.around(store.root)
     if remote is not None and remote not in (known := git.remotes()):
         have = f" (it has: {', '.join(known)})" if known else " (it has none)"
@@ -177,7 +181,7 @@ def export(store: SessionStore, git: Git, names: Sequence[str]) -> dict[str, str
             else:
                 force = True
         if start < len(commits):
-            data = log.path.read_bytes()[:valid_end]
+            data = read_regular(log.path, what=f"log of session {name!r}")[:valid_end]
             plans.append((name, commits[start:], data, parent))
     if plans:
         git.fast_import(_stream(store, plans), force=force)
