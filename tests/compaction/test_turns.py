@@ -270,7 +270,7 @@ def whole_history_tail(history: list, sizes: list[int], budget: int) -> Tail:
     return Tail(start) if cut is None else Tail(cut, request)
 
 
-@hsettings(max_examples=400, deadline=None)
+@hsettings(max_examples=200, deadline=None)
 @given(messy_histories(), st.integers(0, 6000), st.randoms(use_true_random=False))
 def test_the_tail_walked_back_is_the_whole_history_choice(drawn: tuple, budget: int, rnd: object) -> None:
     history, sizes = drawn
