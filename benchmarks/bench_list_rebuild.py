@@ -22,6 +22,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from bench_perf import cli_env, load_line, medians, no_sync, run_cli, spread
 from bench_store import SESSION_BIN, copy_turn, real_turns
@@ -33,11 +34,13 @@ from sessionstore.porcelain.store import SessionStore
 HEADING = "## session list: the heads cache rebuilt (issue 16 item 5, helper list5)"
 
 
-def build(root: Path, n: int) -> Path:
-    """A store of `n` one-commit sessions, as bench_perf.bench_session_list makes it (kept if built)."""
+def build(root: Path, n: int, first: list[Any] | None = None) -> Path:
+    """A store of `n` one-commit sessions, as bench_perf.bench_session_list makes it (kept if built);
+    each session's turn is `first` when given (bench_peer.py: a real ~60 KB turn), else the first two
+    real messages."""
     if (root / "logs").is_dir() and len(list((root / "logs").iterdir())) == n:
         return root
-    small = copy_turn(real_turns()[0], 0)[:2]
+    small = copy_turn(first if first is not None else real_turns()[0][:2], 0)
     store = SessionStore.open(root)
     with no_sync():
         for i in range(n):

@@ -818,13 +818,30 @@ def load_line() -> str:
     return f"load average {one:.1f} / {five:.1f} / {fifteen:.1f} (1/5/15 min) at the end of the run"
 
 
-def main() -> None:
+def step_args() -> argparse.Namespace:
+    """The options of a benchmark made of named steps (this one, bench_peer.py)."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--dir", default=tempfile.gettempdir())
-    parser.add_argument("--only", default="")
-    args = parser.parse_args()
+    parser.add_argument("--only", default="", help="only these steps (comma-separated)")
+    return parser.parse_args()
+
+
+def run_steps(steps: list[tuple[str, Callable[[], None]]], only: set[str] | None) -> None:
+    """Run the steps `only` names (all when None) in order, saying how long each took."""
+    started = time.perf_counter()
+    for name, step in steps:
+        if only is None or name in only:
+            print(f"\n## {name}", flush=True)
+            begun = time.perf_counter()
+            step()
+            print(f"({name}: {time.perf_counter() - begun:.0f} s)", flush=True)
+    print(f"(all: {time.perf_counter() - started:.0f} s)", flush=True)
+
+
+def main() -> None:
+    args = step_args()
     quick = args.quick
     turns = real_turns()
     only = set(args.only.split(",")) if args.only else None
@@ -845,14 +862,7 @@ def main() -> None:
             ("growth", lambda: bench_growth(work, turns, scale[1:] if quick else [*scale[1:], 100_000], 300)),
             ("save-growth", lambda: bench_save_growth(work, turns, [1_000, 10_000], 900)),
         ]  # fmt: skip
-        started = time.perf_counter()
-        for name, step in steps:
-            if only is None or name in only:
-                print(f"\n## {name}", flush=True)
-                begun = time.perf_counter()
-                step()
-                print(f"({name}: {time.perf_counter() - begun:.0f} s)", flush=True)
-        print(f"(all: {time.perf_counter() - started:.0f} s)", flush=True)
+        run_steps(steps, only)
     if args.write:
         cmd = f"`.venv/bin/python benchmarks/bench_perf.py --write{' --quick' if quick else ''}`"
         text = "\n".join(

@@ -35,6 +35,7 @@ from sessionstore.errors import (
     SessionStoreError,
     SettingsError,
     StaleSessionError,
+    StorePathError,
     UnknownRevision,
 )
 
@@ -53,6 +54,7 @@ KINDS: dict[type[SessionStoreError], tuple[type[BaseException], ...]] = {
     CompactionError: (),
     NothingToCompact: (CompactionError,),
     SessionBusy: (LockTimeout, TimeoutError),
+    StorePathError: (),
 }
 
 
@@ -164,6 +166,15 @@ def immutable_ref(store: SessionStore, tmp: Path, names: list[str]) -> None:
     (ref,) = store.refs.list("fix-auth")
     names.append(str(ref.k))
     store.refs.create("fix-auth", ref.k, ref.commit_id, ref.offset)
+
+
+@scenario(StorePathError, "is a symlink", "replace it with a real directory")
+def linked_store_directory(store: SessionStore, tmp: Path, names: list[str]) -> None:
+    (tmp / "elsewhere").mkdir()
+    (store.root / "logs").rename(tmp / "elsewhere" / "logs")
+    (store.root / "logs").symlink_to(tmp / "elsewhere" / "logs")
+    names.append(str(store.root / "logs"))
+    store.session("fix-auth").append(turn("second"), compact=False)
 
 
 @scenario(NotAStoreError)

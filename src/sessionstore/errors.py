@@ -35,6 +35,11 @@ class CorruptLogError(CorruptObjectError):
     """Damage inside a session log (not a torn last line, which is repaired, never parsed)."""
 
 
+class StorePathError(SessionStoreError):
+    """A symlink, or a non-directory where a directory belongs, below the store root: nothing is read
+    or written through it (DESIGN §2). The message names the entry."""
+
+
 class ImmutableRefError(SessionStoreError):
     """An attempt to create a checkpoint ref that already exists: refs are write-once."""
 

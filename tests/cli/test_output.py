@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from datetime import UTC, datetime, timedelta
 
 import click
@@ -18,6 +19,7 @@ from sessionstore.cli.output import (
     epoch_us,
     number,
     plural,
+    printable,
     progress,
     relative_time,
     short_id,
@@ -142,3 +144,24 @@ def st_offset(minute: int) -> int:
 
 def test_epoch_us_of_what_is_no_time() -> None:
     assert epoch_us("not a time") is None and epoch_us("2026-03-02T12:00:00Z") == 1772452800 * 10**6
+
+
+_ACTED_ON = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+@given(st.text())
+@settings(max_examples=300)
+def test_printable_leaves_nothing_a_terminal_acts_on_and_changes_nothing_else(text: str) -> None:
+    """Every field the CLI prints goes through `printable` (issue 29.6), for any text."""
+    shown = printable(text)
+    assert not _ACTED_ON.search(shown)
+    if not _ACTED_ON.search(text):
+        assert shown == text  # plain text is shown as it is, backslashes included
+    in_text = printable(text, tabs=True)  # message text: tabs kept, everything else escaped
+    assert not _ACTED_ON.search(in_text.replace("\t", ""))
+    assert in_text.count("\t") == text.count("\t")
+
+
+def test_printable_writes_each_control_as_a_visible_escape() -> None:
+    assert printable("a\x1b[31mb\x07\x00\n\t\r\x9b\u202e\x7f") == r"a\x1b[31mb\x07\x00\n\t\r\x9b\u202e\x7f"
+    assert printable("tab\there", tabs=True) == "tab\there"

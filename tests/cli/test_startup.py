@@ -49,6 +49,7 @@ STORE_PATH = {
     "sessionstore.porcelain.session.heads", "sessionstore.porcelain.session.heads_file",
     "sessionstore.porcelain.store", "sessionstore.porcelain.session.log_stats", "sessionstore.cli.listing",
     "sessionstore.cli.list_filters",  # `--sort`, `--since`, PATTERN (stdlib only: re, datetime, fnmatch)
+    "sessionstore.plumbing.storedir", "sessionstore.porcelain.session.log_marks",
     "sessionstore.plumbing.forks",  # what a forked child must not inherit (registered as the store opens)
     "sessionstore.plumbing.collector",  # the cyclic collector paused while the heads listing builds rows
 }  # fmt: skip

@@ -17,13 +17,16 @@ from pydantic_ai.messages import (
 )
 
 from helpers.agent_histories import agent_histories
+from sessionstore.accounting.thresholds import over_threshold
 from sessionstore.accounting.tokens import estimate_messages
 from sessionstore.compaction.turns import (
+    SafeFromEnd,
     Tail,
     choose_tail,
     in_turn_cut,
     is_summary_request,
     last_user_request,
+    newest_request,
     orphans,
     pairs_intact,
     safe_cuts,
@@ -206,3 +209,85 @@ def test_in_turn_tail_keeps_pairs_request_and_budget(drawn: tuple[list, list[int
                 assert sizes[last] + sum(sizes[earlier[-1] :]) > budget
     elif tail.start > 0:
         assert sum(sizes[tail.start :]) <= budget or step_boundaries(history, last) == []
+
+
+# --- the tail chosen walking back from the newest message equals the whole-history choice ----------
+
+
+@st.composite
+def messy_histories(draw: st.DrawFn) -> tuple[list, list[int]]:
+    """Any mix of requests and responses: ids reused, returns twice or with no call, calls unanswered,
+    prompts beside returns, maybe a summary first: every shape the pairing rules speak of."""
+    ids = st.sampled_from(["a", "b", "c", "d"])
+    request_part = st.one_of(
+        st.builds(UserPromptPart, st.just("u")),
+        st.builds(lambda i: ToolReturnPart("bash", "o", tool_call_id=i), ids),
+    )
+    response_part = st.one_of(
+        st.builds(TextPart, st.just("t")),
+        st.builds(lambda i: ToolCallPart("bash", {}, tool_call_id=i), ids),
+        st.builds(lambda i: ToolReturnPart("bash", "o", tool_call_id=i), ids),
+    )
+    message = st.one_of(
+        st.builds(lambda p: ModelRequest(parts=p), st.lists(request_part, min_size=1, max_size=3)),
+        st.builds(lambda p: ModelResponse(parts=p), st.lists(response_part, min_size=1, max_size=3)),
+    )
+    history = ([SUMMARY] if draw(st.booleans()) else []) + draw(st.lists(message, max_size=30))
+    return history, draw(st.lists(st.integers(1, 400), min_size=len(history), max_size=len(history)))
+
+
+def whole_history_select(history: list, sizes: list[int], budget: int) -> int:
+    """select_tail as it was before it walked back (passes over the whole history): the reference."""
+    if not history:
+        return 0
+    safe = safe_cuts(history)
+    candidates = [i for i in turn_starts(history) if safe[i]]
+    if not candidates or candidates[0] != 0:
+        candidates.insert(0, 0)
+    start = candidates[-1]
+    suffix = sum(sizes[start:])
+    for cut in reversed(candidates[:-1]):
+        suffix += sum(sizes[cut:start])
+        if over_threshold(suffix, budget):
+            break
+        start = cut
+    return start
+
+
+def whole_history_tail(history: list, sizes: list[int], budget: int) -> Tail:
+    """choose_tail as it was before it walked back: the reference."""
+    if not history:
+        return Tail(0)
+    safe = safe_cuts(history)
+    start = whole_history_select(history, sizes, budget)
+    if not over_threshold(sum(sizes[start:]), budget):
+        return Tail(start)
+    starts = [i for i in turn_starts(history) if safe[i] and i in user_requests(history)]
+    if not starts:
+        return Tail(start)
+    request = starts[-1]
+    cut = in_turn_cut(history, sizes, request, budget, safe)  # the whole-history safety list
+    return Tail(start) if cut is None else Tail(cut, request)
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(messy_histories(), st.integers(0, 6000), st.randoms(use_true_random=False))
+def test_the_tail_walked_back_is_the_whole_history_choice(drawn: tuple, budget: int, rnd: object) -> None:
+    history, sizes = drawn
+    expected = safe_cuts(history)
+    lazy = SafeFromEnd(history)
+    order = list(range(len(history) + 1))
+    rnd.shuffle(order)  # type: ignore[attr-defined]
+    assert {i: lazy[i] for i in order} == dict(enumerate(expected))
+    assert choose_tail(history, sizes, budget) == whole_history_tail(history, sizes, budget)
+    assert select_tail(history, sizes, budget) == whole_history_select(history, sizes, budget)
+    prompts = [i for i in turn_starts(history) if expected[i] and i in user_requests(history)]
+    assert newest_request(history) == (prompts[-1] if prompts else None)
+
+
+def user_requests(history: list) -> set[int]:
+    return {
+        i
+        for i, m in enumerate(history)
+        if isinstance(m, ModelRequest) and any(isinstance(p, UserPromptPart) for p in m.parts)
+    }

@@ -136,16 +136,3 @@ def test_short_writes_are_continued_until_every_byte_is_down(tmp_path, monkeypat
     assert fsutil.append_durable(log, data) == 6
     assert log.read_bytes() == b"first\n" + data
     assert len(calls) > 3 + 2 + 6  # the writes really were short, and each was continued
-
-
-def test_temp_files_lists_regular_leftovers_only_and_never_through_a_link(tmp_path) -> None:
-    temp_files, write_temp = fsutil.temp_files, fsutil.write_temp
-    here = tmp_path / "d"
-    here.mkdir()
-    left = write_temp(here, b"half")  # what a writer killed before its rename leaves
-    (here / ".tmp-dir").mkdir()
-    (here / ".tmp-link").symlink_to(left)
-    (here / "kept").write_bytes(b"a real file")
-    assert temp_files(here) == [left]
-    (tmp_path / "link").symlink_to(here)
-    assert temp_files(tmp_path / "link") == [] and temp_files(tmp_path / "absent") == []

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from sessionstore.errors import CorruptLogError
+from sessionstore.errors import CorruptLogError, SessionStoreError
 from sessionstore.plumbing import logs
 from sessionstore.plumbing.commits import Commit, make_line
 from sessionstore.plumbing.logs import Log, tail
@@ -98,5 +98,5 @@ def test_no_log_and_an_empty_log(tmp_path) -> None:
     (tmp_path / "empty.jsonl").write_bytes(b"")
     assert tail(Log(tmp_path, "empty"), 3) == []
     os.symlink(tmp_path / "empty.jsonl", tmp_path / "link.jsonl")
-    with pytest.raises(OSError):
+    with pytest.raises(SessionStoreError, match=r"link.jsonl is not a regular file"):
         tail(Log(tmp_path, "link"), 3)  # never followed through a symlink

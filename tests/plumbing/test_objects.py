@@ -187,7 +187,7 @@ def test_a_symlinked_objects_directory_is_refused(tmp_path) -> None:
 
 
 def test_settle_pruning_puts_back_what_is_needed_and_deletes_the_rest(tmp_path) -> None:
-    objects = ObjectStore(tmp_path / "objects")
+    objects = ObjectStore(tmp_path)
     kept, dropped = objects.write(b"needed\n"), objects.write(b"garbage\n")
     for oid in (kept, dropped):  # a gc that crashed between renaming aside and unlinking
         os.rename(objects.path(oid), objects.path(oid).with_name(".gc-" + objects.path(oid).name))

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from sessionstore.errors import CorruptObjectError, ImmutableRefError
+from sessionstore.errors import CorruptObjectError, ImmutableRefError, StorePathError
 from sessionstore.plumbing.fsutil import write_temp
 from sessionstore.plumbing.refs import CheckpointRef, RefStore
 
@@ -64,6 +64,10 @@ def test_stray_temps_lists_only_temp_files_inside_the_store(tmp_path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / ".tmp-victim").write_bytes(b"not the store's")
-    os.symlink(outside, refs.dir / "linked")  # a symlinked session directory is not entered
+    os.symlink(outside, refs.dir / "linked")  # a symlinked session directory is refused, never entered
+    with pytest.raises(StorePathError, match=r"checkpoints/linked is a symlink"):
+        list(refs.stray_temps())
+    assert (outside / ".tmp-victim").read_bytes() == b"not the store's"
+    os.unlink(refs.dir / "linked")
     assert list(refs.stray_temps()) == [left]
     assert [r.k for r in refs.list("s")] == [1] and [k for k, _ in refs.entries("s")] == [1]

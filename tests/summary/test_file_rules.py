@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic_ai.messages import ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
 
 from sessionstore.accounting.tokens import count_text
@@ -38,6 +40,50 @@ def test_documents_give_modal_and_imperative_lines_code_gives_its_comments() -> 
         ("CONTRIBUTING.md", "Every change has to come with a test."),
         ("src/f.py", "Never call f from the UI thread: it blocks."),
     ]
+
+
+RUNBOOK = """## Failover
+
+Page the on-call engineer (#db-oncall) before you touch anything.
+Dropping a slot while a backup runs (see backup.md) is forbidden; pause the backup first.
+Never run `vacuum full` on the ledger table.
+"""
+SCRIPT = """// Retry.Never(conn); Backoff.Must(ms) stays
+Console.WriteLine(msg); // the worker must never block here
+Never call Flush() from the timer thread.
+"""
+
+
+def test_prose_with_an_aside_and_a_semicolon_is_a_rule_a_statement_is_not() -> None:
+    """A parenthetical opening after a space and a semicolon before a space are prose; a call's
+    parentheses, a statement's closing semicolon, brackets and `=` are code."""
+    rows = found([*read("docs/runbook.md", RUNBOOK, 0), *read("src/Worker.cs", SCRIPT, 1)])
+    assert rows == [
+        (
+            "docs/runbook.md",
+            "Dropping a slot while a backup runs (see backup.md) is forbidden; pause the backup first.",
+        ),
+        ("docs/runbook.md", "Never run `vacuum full` on the ledger table."),
+        ("src/Worker.cs", "Never call Flush() from the timer thread."),
+    ]
+
+
+_WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=2, max_size=9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(_WORD, min_size=3, max_size=8),
+    st.lists(_WORD, min_size=1, max_size=3),
+    st.lists(_WORD, min_size=1, max_size=6),
+)
+def test_an_instruction_keeps_its_asides_and_clauses(
+    first: list[str], aside: list[str], clause: list[str]
+) -> None:
+    """Whatever words it holds, a line with an instruction word is found with a parenthetical aside
+    and a second clause after a semicolon, quoted whole."""
+    line = f"You must {' '.join(first)} ({' '.join(aside)}) now; {' '.join(clause)}."
+    assert found(read("notes.md", f"# Notes\n\n{line}\n")) == [("notes.md", line)]
 
 
 def test_what_is_not_read_or_failed_gives_nothing() -> None:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 from pydantic_ai.messages import ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart, UserPromptPart
 
 from sessionstore.summary.record import Call, call_of, exit_code, failed, walk
@@ -75,3 +80,31 @@ def test_walk_feeds_each_message_once_in_order() -> None:
         ("response", [Call("Read", read="a.md")]),
         ("returned", "r"),
     ]  # no prompt method: no prompts
+
+
+def shlex_printed(command: str) -> str | None:
+    """What `call_of` read from a shell command when every command went through `shlex`: the reference."""
+    first = command.split(None, 1)[0] if command.strip() else ""
+    if first.rsplit("/", 1)[-1] not in PRINTERS or any(c in command for c in "|><;&"):
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if len(words) < 2 or words[0].rsplit("/", 1)[-1] not in PRINTERS or words[-1].startswith("-"):
+        return None
+    return words[-1]
+
+
+PRINTERS = {"cat", "head", "tail", "sed", "less", "more", "bat", "nl", "type"}
+
+
+@hsettings(max_examples=400, deadline=None)
+@given(
+    st.sampled_from(["cat", "/bin/cat", "head -n 5", "sed -n '1,5p'", "tail", "grep", ""]),
+    st.text(alphabet=" \t\r\n\x0b\x0cabcmt./'\"\\#-é|", max_size=30),
+)
+def test_a_printed_file_is_read_as_shlex_reads_it(printer: str, rest: str) -> None:
+    """Commands with nothing quoted or escaped skip shlex: the file read is the same for any command."""
+    command = f"{printer} {rest}"
+    assert call_of(ToolCallPart("bash", {"command": command})).read == shlex_printed(command)

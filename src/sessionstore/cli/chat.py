@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .list_filters import last_option, named_or_last
-from .output import colour_enabled, fail, is_terminal, open_store, plural, short_id
+from .output import colour_enabled, fail, is_terminal, open_store, plural, printable, short_id
 
 if TYPE_CHECKING:
     from ..porcelain.session.session import Session
@@ -161,8 +161,9 @@ def _run(main: Coroutine[Any, Any, None]) -> None:
 
 
 def _printer() -> Callable[[str], None]:
-    def out(line: str) -> None:
-        print(line, flush=True)  # under patch_stdout this lands above the prompt
+    def out(line: str) -> None:  # the model's words and tool names shown, never acted on
+        text = "\n".join(printable(piece, tabs=True) for piece in line.split("\n"))
+        print(text, flush=True)  # under patch_stdout this lands above the prompt
 
     return out
 

@@ -32,6 +32,7 @@ from .output import (
     plural,
     print_json,
     print_jsonl,
+    printable,
     relative_time,
     require_session,
     resolve,
@@ -143,7 +144,7 @@ def targets(store: SessionStore, commits: list[Commit]) -> dict[str, str]:
 
 def _oneline(commit: Commit, before: int | None, head: bool, paint: Painter, target: str | None) -> str:
     deco = f"{paint('(head)', fg='cyan', bold=True)} " if head else ""
-    text = describe(commit, before, target)
+    text = printable(describe(commit, before, target))
     if commit.kind != "turn":
         text = paint(text, fg="magenta" if commit.kind == "compaction" else "blue")
     return f"{paint(short_id(commit.id), fg='yellow')} {deco}{text}"
@@ -154,14 +155,14 @@ def _long(commit: Commit, before: int | None, head: bool, paint: Painter, target
     lines = [
         f"{paint('commit ' + commit.id, fg='yellow')}{deco}",
         f"Seq:      {commit.session}@{commit.seq}",
-        f"Date:     {local_time(commit.time)} ({relative_time(commit.time)})",
-        f"Change:   {' '.join(describe(commit, before, target).split())}",
+        printable(f"Date:     {local_time(commit.time)} ({relative_time(commit.time)})"),
+        printable(f"Change:   {' '.join(describe(commit, before, target).split())}"),
         f"State:    {plural(commit.count, 'message')}, {number(commit.tokens)} tokens",
     ]
     if usage := _usage(commit.usage):
-        lines.append(f"Usage:    {usage}")
+        lines.append(printable(f"Usage:    {usage}"))
     if (record := conversation_of(commit)) is not None:
-        lines.append(f"Conversation: {conversation_label(record)}")
+        lines.append(printable(f"Conversation: {conversation_label(record)}"))
     return [*lines, ""]
 
 
@@ -259,13 +260,14 @@ def show(store: SessionStore, rev: str, *, fmt: str | None = None, full: bool = 
         })  # fmt: skip
         return 0
     paint = painter()
+    when = printable(relative_time(commit.time))
     header = (
         f"{paint(short_id(commit.id), fg='yellow')} {commit.session}@{commit.seq}  "
-        f"{plural(commit.count, 'message')}  {number(commit.tokens)} tok  {relative_time(commit.time)}"
+        f"{plural(commit.count, 'message')}  {number(commit.tokens)} tok  {when}"
     )
     lines = [header]
     if record is not None:
-        lines.append(f"conversation {conversation_label(record)}")
+        lines.append(printable(f"conversation {conversation_label(record)}"))
     emit([*lines, "", *render(messages, paint, full=full)])
     return 0
 

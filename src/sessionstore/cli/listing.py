@@ -29,6 +29,7 @@ from .output import (
     plural,
     print_json,
     print_jsonl,
+    printable,
     short_id,
 )
 
@@ -163,7 +164,7 @@ def _selected(
     return [names[i] for i in picked], columns, damaged
 
 
-LIST_CELLS = "session-list 1"
+LIST_CELLS = "session-list 2"
 """The format of the cells `cells_of` makes; change it with them, so cached cells are made again."""
 
 
@@ -200,7 +201,7 @@ def cells_of(store: SessionStore) -> tuple[Cells, str]:
         label = None
         if record is not None:  # the title column: a conversation's id and scope, else the title
             scope = f" [{record['scope']}]" if record.get("scope") else ""
-            label = f"conversation {_cut(str(record.get('conversation_id')), 40)}{scope}"
+            label = printable(f"conversation {_cut(str(record.get('conversation_id')), 40)}{scope}")
         if head is None:
             return [
                 "0 msgs",
@@ -275,8 +276,9 @@ def _columns(rows: list[Row], paint: Painter) -> dict[str, Any] | None:
         ],
         "when": [c[3] for c in cells],
         "sid": [c[4] for c in cells],
-        "label": [
-            c[5] if c[5] is not None else derived for (_, _, derived, _), c in zip(rows, cells, strict=True)
+        "label": [  # a derived title is the user's own words: shown literally
+            c[5] if c[5] is not None else printable(derived or "")
+            for (_, _, derived, _), c in zip(rows, cells, strict=True)
         ],
         "conv": [c[5] is not None for c in cells],
         "w_name": w_name,
@@ -312,7 +314,7 @@ def list_lines(
         labels = columns["label"]
         if named:  # a set title, read now (it may have been edited in place), unless a conversation's
             labels = [
-                title(store, name) if name in named and not conv else label
+                printable(title(store, name)) if name in named and not conv else label
                 for name, label, conv in zip(names, labels, columns["conv"], strict=True)
             ]
         yellow, yellow_end = paint.codes(fg="yellow")

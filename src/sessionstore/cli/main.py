@@ -24,7 +24,7 @@ from typing import Any
 import click
 
 from ..errors import SessionStoreError
-from .output import error_line, is_terminal
+from .output import error_line, is_terminal, say
 
 COMMANDS: dict[str, str] = {
     "init": "store_cmds:init_cmd",
@@ -98,7 +98,7 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         from ..plumbing import locks
 
-        locks.on_wait = lambda line: click.echo(f"session: {line}", err=True)
+        locks.on_wait = lambda line: say(f"session: {line}", err=True)  # names the holder's program
         shown, warnings.showwarning = warnings.showwarning, _warning_line
         came, previous = _track_sigint()
         try:
@@ -151,7 +151,7 @@ def _track_sigint() -> tuple[list[int], Any]:
 def _warning_line(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
     """A warning (an unknown model's window, a failed compaction that kept the history) as one line on
     stderr, `session: warning: ...`, not Python's `file:line: UserWarning:` and a source line."""
-    click.echo(f"session: warning: {message}", err=True)
+    say(f"session: warning: {message}", err=True)
 
 
 def _silence_stdout() -> None:

@@ -15,6 +15,7 @@ from .output import (
     print_json,
     relative_time,
     require_session,
+    say,
 )
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ def rm(
         elif not entries:
             click.echo("no removed sessions", err=True)
         for e in entries if fmt != "json" else ():
-            click.echo(f"{e.name}  removed {_when(e.when)}  (`session rm --undo {e.name}`)")
+            say(f"{e.name}  removed {_when(e.when)}  (`session rm --undo {e.name}`)")
         return 0
     if name is None:
         raise fail("give the NAME of the session to remove (or --list)")

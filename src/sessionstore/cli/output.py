@@ -13,6 +13,7 @@ for `list`, `log` and `search`, an object for the rest), so `| python -m json.to
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -87,6 +88,34 @@ def resolve(store: SessionStore, rev: str) -> Any:
 
 
 # --- terminals and colour ------------------------------------------------------------------------------
+
+_UNSAFE = "\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+"""What a terminal would act on rather than show: C0 controls (ESC, BEL, NUL, CR, newline, ...) but
+tab, DEL, C1 controls (\x9b is a one-byte CSI), the Unicode line separators and the bidi overrides
+that can reorder what a line seems to say."""
+_FIELD = re.compile(f"[\t{_UNSAFE}]")
+_TEXT = re.compile(f"[{_UNSAFE}]")
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escape(found: re.Match[str]) -> str:
+    char = found[0]
+    return _NAMED.get(char) or (f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
+
+
+def printable(text: str, *, tabs: bool = False) -> str:
+    """`text` as a terminal shows it literally: every character it would act on instead (`_UNSAFE`:
+    ESC, BEL, NUL, newline, ...) written as a visible escape (`\\x1b`, `\\n`, `\\u202e`). Every field
+    the CLI prints goes through it before it is coloured: message text (one line at a time, `tabs`
+    kept), tool names, ids, titles, paths, error text, session names. One regex search when there is
+    nothing to escape."""
+    pattern = _TEXT if tabs else _FIELD
+    return text if pattern.search(text) is None else pattern.sub(_escape, text)
+
+
+def say(line: str, *, err: bool = False) -> None:
+    """Echo one line of plain text (no colour of ours in it) through `printable`."""
+    click.echo(printable(line), err=err)
 
 
 def is_terminal(stream: IO[Any]) -> bool:
@@ -375,11 +404,11 @@ def error_line(err: Exception) -> str:
     """The one stderr line for a refused operation (`session: ...`)."""
     plain = isinstance(err, SessionStoreError) or not isinstance(err, OSError)  # LockTimeout is both
     text = str(err) if plain else describe_os_error(err)
-    return f"session: {text}"
+    return f"session: {printable(text)}"
 
 
 def warn(message: str) -> None:
-    click.echo(f"session: {message}", err=True)
+    say(f"session: {message}", err=True)
 
 
 # --- completion --------------------------------------------------------------------------------------

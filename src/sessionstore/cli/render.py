@@ -3,7 +3,8 @@
 One row per part: a role column (system, user, assistant, tool, summary) and the text. Tool calls read
 as `name(arg="value", ...)`, tool results and thinking are shortened unless `full`, thinking is dimmed,
 compaction summaries are marked, context a harness injected (an AGENTS.md, Codex's sandbox) is one
-dimmed line naming it unless `full`. Parts are told apart by their `part_kind` string, so a part kind
+dimmed line naming it unless `full`. Every character a terminal would act on (ESC, BEL, NUL, ...) is
+shown as an escape (`output.printable`). Parts are told apart by their `part_kind` string, so a part kind
 added by a later pydantic-ai still prints (as its kind) instead of failing.
 """
 
@@ -14,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..formats.injected import injected
-from .output import Painter, plural
+from .output import Painter, plural, printable
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
@@ -147,8 +148,9 @@ def render(messages: Sequence[ModelMessage], paint: Painter, *, full: bool = Fal
             # The role is printed once per run of parts, as in DESIGN §11's sketch.
             label = indent if role == previous else paint(role.ljust(ROLE_WIDTH), bold=True)
             previous = role
-            # A newline inside a tool name or an argument key would break the column: split again.
-            lines = [piece for line in lines for piece in (line.splitlines() or [""])]
+            # A newline inside a tool name or an argument key would break the column: split again;
+            # then every piece is shown literally (`printable`): message text, tool names, arguments.
+            lines = [printable(piece, tabs=True) for line in lines for piece in (line.splitlines() or [""])]
             for i, line in enumerate(lines):
                 text = paint(line, **style) if style else line
                 out.append(f"{label if i == 0 else indent} {text}".rstrip())

@@ -27,6 +27,7 @@ from .output import (
     plural,
     print_json,
     print_jsonl,
+    printable,
     require_session,
     resolve,
     short_id,
@@ -74,10 +75,11 @@ def search_sessions(
         return 0 if collected else EXIT_NO_MATCH
     paint = painter()
     lines = []
-    for h in collected:
+    for h in collected:  # every field shown literally (`printable`), then coloured
         where = paint(f"{h.session}@{h.seq}", fg="yellow")
-        who = paint(f"{h.role}" + (f" {h.tool}" if h.tool else ""), bold=True)
-        lines.append(f"{where} {who}: {h.before}{paint(h.match, fg='red', bold=True)}{h.after}")
+        who = paint(printable(f"{h.role}" + (f" {h.tool}" if h.tool else "")), bold=True)
+        match = paint(printable(h.match), fg="red", bold=True)
+        lines.append(f"{where} {who}: {printable(h.before)}{match}{printable(h.after)}")
     emit(lines)
     return 0 if collected else EXIT_NO_MATCH
 
@@ -128,7 +130,8 @@ def search_cmd(
 
 def _message_line(sign: str, message: Message, paint: Painter) -> str:
     colour = "green" if sign == "+" else "red"
-    return paint(f"{sign} {message.role:<10} {message.preview}  ({number(message.tokens)} tok)", fg=colour)
+    text = printable(f"{sign} {message.role:<10} {message.preview}  ({number(message.tokens)} tok)")
+    return paint(text, fg=colour)
 
 
 def diff_lines(result: Diff, paint: Painter) -> list[str]:
@@ -146,11 +149,15 @@ def diff_lines(result: Diff, paint: Painter) -> list[str]:
         summary = sum(m.tokens for m in comp.summary)
         lines += [
             "",
-            paint(f"compaction tier {c.tier} at {c.session}@{c.seq} [{ref}]", fg="magenta"),
+            paint(printable(f"compaction tier {c.tier} at {c.session}@{c.seq} [{ref}]"), fg="magenta"),
             f"  replaced {plural(len(comp.replaced), 'message')} ({number(replaced)} tok) with "
             f"{plural(len(comp.summary), 'message')} ({number(summary)} tok); kept {comp.kept} verbatim",
             "  summary:",
-            *(f"    {line}".rstrip() for m in comp.summary for line in m.text.splitlines()),
+            *(
+                f"    {printable(line, tabs=True)}".rstrip()
+                for m in comp.summary
+                for line in m.text.splitlines()
+            ),
         ]
     removed = sum(m.tokens for m in result.removed)
     added = sum(m.tokens for m in result.added)

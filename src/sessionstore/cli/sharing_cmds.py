@@ -6,7 +6,7 @@ import click
 
 from ..porcelain.sharing.pull import pull
 from ..porcelain.sharing.push import DEFAULT_REMOTE, DIVERGED, REJECTED, SKIPPED, Outcome, push
-from .output import open_store, plural, store_path
+from .output import open_store, plural, say, store_path
 
 
 def _say(outcome: Outcome) -> str:
@@ -23,15 +23,15 @@ def _say(outcome: Outcome) -> str:
 
 def _report(outcomes: list[Outcome], verb: str, remote: str = DEFAULT_REMOTE) -> int:
     if not outcomes:
-        click.echo(f"no sessions to {verb}")
+        say(f"no sessions to {verb}")
     for outcome in outcomes:
         if outcome.status != SKIPPED:
             line = _say(outcome)
-            click.echo(f"session: {line}" if outcome.refused else line, err=outcome.refused)
+            say(f"session: {line}" if outcome.refused else line, err=outcome.refused)
     skipped = [o.name for o in outcomes if o.status == SKIPPED]
     if skipped:  # one line for all: a store that diverged often holds many copies
         them = "it" if len(skipped) == 1 else "one"
-        click.echo(
+        say(
             f"skipped {len(skipped)} divergence {'copy' if len(skipped) == 1 else 'copies'} a pull made of "
             f"{remote}'s sessions ({', '.join(skipped)}): their commits are {remote}'s, already there; "
             f"name {them} to push it (`session push {remote} {skipped[0]}`)"

@@ -19,6 +19,7 @@ from .output import (
     painter,
     plural,
     print_json,
+    printable,
     progress,
     store_path,
 )
@@ -96,11 +97,11 @@ def fsck(store: SessionStore, *, repair: bool = False, fmt: str | None = None) -
         return 0 if report.ok else 1
     paint = painter()
     for line in report.repaired:
-        click.echo(f"{paint('repaired', fg='green')}: {line}")
+        click.echo(f"{paint('repaired', fg='green')}: {printable(line)}")
     for line in report.problems:
-        click.echo(f"{paint('problem', fg='red')}: {line}")
+        click.echo(f"{paint('problem', fg='red')}: {printable(line)}")
     for line in report.notes:
-        click.echo(f"{paint('note', fg='yellow')}: {line}")
+        click.echo(f"{paint('note', fg='yellow')}: {printable(line)}")
     summary = (
         f"checked {plural(report.sessions, 'session')}, {plural(report.commits, 'commit')}, "
         f"{plural(report.objects, 'object')}"
@@ -118,9 +119,9 @@ def _check_conversation_index(store: SessionStore, repair: bool, report: FsckRep
     from the logs with `repair`; only when the store has one."""
     from ..integrations.conversation_index import INDEX_FILE, check_index, rebuild_index
 
-    if store.on_object_storage or not (store.root / INDEX_FILE).exists():
+    if store.on_object_storage:
         return
-    problems = check_index(store)
+    problems = check_index(store)  # none when it has none (checks index/ first)
     if problems and repair:
         listed = rebuild_index(store)
         report.repaired.append(f"rebuilt {INDEX_FILE} from the logs ({plural(listed, 'conversation')})")

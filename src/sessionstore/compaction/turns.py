@@ -11,7 +11,7 @@ boundary inside it with the turn's user request kept verbatim (`choose_tail`, DE
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from pydantic_ai.messages import (
@@ -27,6 +27,7 @@ from sessionstore.accounting.thresholds import over_threshold
 from sessionstore.summary.skeleton import is_summary_request
 
 __all__ = [
+    "SafeFromEnd",
     "Tail",
     "choose_tail",
     "in_turn_cut",
@@ -135,27 +136,79 @@ def safe_cuts(history: Sequence[ModelMessage]) -> list[bool]:
     return safe
 
 
-def _candidates(history: Sequence[ModelMessage], safe: Sequence[bool]) -> list[int]:
-    candidates = [i for i in turn_starts(history) if safe[i]]
-    if not candidates or candidates[0] != 0:
-        candidates.insert(0, 0)
-    return candidates
+class SafeFromEnd(Sequence[bool]):
+    """`safe_cuts(history)` read lazily from the newest message back: `safe[i]` walks the history back
+    only as far as `i` (and, while a return at or after `i` waits for its call, to that call), so
+    choosing a tail costs the tail's messages, not the history's. Same answer as `safe_cuts` for every
+    `i` (tests/compaction/test_turns.py checks it for any history).
+
+    Walking back, a return's id waits ("pending") until a call with that id is met: forward, that call
+    is the newest one at or before the return, so they pair. The cut before message `i` is unsafe
+    exactly when an id pending at `i` meets its call below `i`; one that never does is an orphan return,
+    which pairs with nothing and splits nothing.
+    """
+
+    def __init__(self, history: Sequence[ModelMessage]) -> None:
+        self._history = history
+        self._next = len(history) - 1  # the next message to walk back over
+        self._waiting: set[str] = set()  # return ids after `_next` not yet met by their call
+        self._pending: dict[int, frozenset[str]] = {}  # i -> ids waiting when the walk reached i
+        self._lowest_call: dict[str, int] = {}  # id -> lowest index walked with a call of it
+
+    def __len__(self) -> int:
+        return len(self._history) + 1
+
+    def _step(self) -> None:
+        i = self._next
+        for tool_call_id, is_call in reversed(_tool_ids(self._history[i])):
+            if is_call:
+                self._waiting.discard(tool_call_id)
+                self._lowest_call[tool_call_id] = i
+            else:
+                self._waiting.add(tool_call_id)
+        if self._waiting:
+            self._pending[i] = frozenset(self._waiting)
+        self._next = i - 1
+
+    def _called_below(self, tool_call_id: str, i: int) -> bool:
+        while self._lowest_call.get(tool_call_id, i) >= i:
+            if self._next < 0:
+                return False
+            self._step()
+        return True
+
+    def __getitem__(self, i: int) -> bool:  # type: ignore[override]
+        if not 0 <= i <= len(self._history):
+            raise IndexError(i)
+        while self._next >= i:
+            self._step()
+        return not any(self._called_below(x, i) for x in self._pending.get(i, ()))
 
 
-def select_tail(history: Sequence[ModelMessage], sizes: Sequence[int], budget: int) -> int:
+def _candidates_from_end(history: Sequence[ModelMessage], safe: Sequence[bool]) -> Iterator[int]:
+    """The cuts `select_tail` may take, newest first: safe user-turn starts, then 0."""
+    for i in range(len(history) - 1, 0, -1):
+        if _has_user_prompt(history[i]) and safe[i]:
+            yield i
+    yield 0
+
+
+def select_tail(
+    history: Sequence[ModelMessage], sizes: Sequence[int], budget: int, safe: Sequence[bool] | None = None
+) -> int:
     """Start index of the verbatim tail: the newest whole user turns within `budget` tokens.
 
     Cuts only at a turn start that splits no pair (or at 0, keeping everything). The newest such cut is
     taken whatever its size, so the last user request is always in the tail even when it alone is
     larger than the budget (`choose_tail` then cuts inside it). Returns 0 when the whole history is the
-    tail.
+    tail. Walks back from the newest message and stops at the first cut over `budget`.
     """
     if not history:
         return 0
-    candidates = _candidates(history, safe_cuts(history))
-    start = candidates[-1]
+    candidates = _candidates_from_end(history, SafeFromEnd(history) if safe is None else safe)
+    start = next(candidates)
     suffix = sum(sizes[start:])
-    for cut in reversed(candidates[:-1]):
+    for cut in candidates:
         suffix += sum(sizes[cut:start])
         if over_threshold(suffix, budget):
             break
@@ -169,7 +222,7 @@ def step_boundaries(
     """Step boundaries inside the turn that `history[request]` starts: indices `j` of a response that
     follows a request (after a tool return, before the next response), past the turn's first response,
     where keeping `[history[request], *history[j:]]` splits no pair."""
-    safe = safe if safe is not None else safe_cuts(history)
+    safe = safe if safe is not None else SafeFromEnd(history)
     return [
         j
         for j in range(request + 2, len(history))
@@ -178,12 +231,16 @@ def step_boundaries(
 
 
 def in_turn_cut(
-    history: Sequence[ModelMessage], sizes: Sequence[int], request: int, budget: int
+    history: Sequence[ModelMessage],
+    sizes: Sequence[int],
+    request: int,
+    budget: int,
+    safe: Sequence[bool] | None = None,
 ) -> int | None:
     """Where to cut inside the turn starting at `request`: the earliest step boundary whose tail
     `[request, *history[j:]]` fits `budget`, else the newest boundary (the newest step stays whatever
     its size; tier 3 deals with size). None when the turn has no inner boundary."""
-    boundaries = step_boundaries(history, request)
+    boundaries = step_boundaries(history, request, safe)
     if not boundaries:
         return None
     suffix = sizes[request] + sum(sizes[boundaries[-1] :])
@@ -223,18 +280,22 @@ def choose_tail(history: Sequence[ModelMessage], sizes: Sequence[int], budget: i
     """
     if not history:
         return Tail(0)
-    start = select_tail(history, sizes, budget)
+    safe = SafeFromEnd(history)
+    start = select_tail(history, sizes, budget, safe)
     if not over_threshold(sum(sizes[start:]), budget):
         return Tail(start)
-    request = newest_request(history)
+    request = newest_request(history, safe)
     if request is None:
         return Tail(start)
-    cut = in_turn_cut(history, sizes, request, budget)
+    cut = in_turn_cut(history, sizes, request, budget, safe)
     return Tail(start) if cut is None else Tail(cut, request)
 
 
 def newest_request(history: Sequence[ModelMessage], safe: Sequence[bool] | None = None) -> int | None:
-    """Index of the newest user request that starts a turn at a safe cut, or None."""
-    safe = safe if safe is not None else safe_cuts(history)
-    starts = [i for i in turn_starts(history) if safe[i] and _has_user_prompt(history[i])]
-    return starts[-1] if starts else None
+    """Index of the newest user request that starts a turn at a safe cut, or None (walked back from the
+    newest message)."""
+    safe = safe if safe is not None else SafeFromEnd(history)
+    for i in range(len(history) - 1, -1, -1):
+        if _has_user_prompt(history[i]) and safe[i]:
+            return i
+    return None

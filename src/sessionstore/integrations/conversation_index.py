@@ -39,7 +39,7 @@ import orjson
 
 from ..errors import CorruptLogError
 from ..plumbing.commits import Commit
-from ..plumbing.fsutil import atomic_replace, fsync_dir
+from ..plumbing.fsutil import atomic_replace
 from ..porcelain.store import SessionStore
 from .conversation_records import RECORD
 
@@ -58,7 +58,9 @@ class ConversationIndex:
 
     def __init__(self, store: SessionStore) -> None:
         self.store = store
-        self.path = store.root / INDEX_FILE
+        self.home = store.top / INDEX_FILE.parent.name
+        """`index/` (checked by every use)."""
+        self.path = self.home.path / INDEX_FILE.name
         self._tail: tuple[int, int, str] | None = None
         """(inode, size, "m") of the index just after this object's last append: while the file is
         still that, its last line is that one, and the next append need not read it back."""
@@ -76,12 +78,11 @@ class ConversationIndex:
     @contextmanager
     def _locked(self) -> Iterator[None]:
         """The index's own lock (held for a read-max-and-append or a rebuild; never for long)."""
-        lock = os.path.join(self.path.parent, ".lock")
+        lock = self.home.file(".lock")  # checks index/: the index is only written under this lock
         try:
             fd = os.open(lock, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o666)
         except FileNotFoundError:  # no index/ yet
-            self.path.parent.mkdir(exist_ok=True)
-            fsync_dir(self.store.root)
+            self.home.make()
             fd = os.open(lock, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o666)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
@@ -139,7 +140,7 @@ class ConversationIndex:
         """Record JSON of the newest conversations (of `scope`, when given), newest first, at most `limit`."""
         if limit == 0:
             return []
-        if not self.path.exists():
+        if not os.path.lexists(self.home.check() / INDEX_FILE.name):
             self.rebuild()
         found: dict[str, tuple[str, dict[str, Any]]] = {}
         times: list[str] = []  # min-heap of the kept records' times: times[0] is the limit-th newest
@@ -268,8 +269,9 @@ def check_index(store: SessionStore) -> list[str]:
 
     Each problem is one line; `rebuild_index` fixes them all.
     """
-    path = store.root / INDEX_FILE
-    if not path.exists():
+    index = ConversationIndex(store)
+    path = index.home.check() / INDEX_FILE.name
+    if not os.path.lexists(path):
         return []  # built from the logs on first use: nothing can be out of date
     latest: dict[str, dict[str, Any]] = {}
     for entry in _backward(path):

@@ -355,7 +355,7 @@ class FileConversationStore(ConversationStore):
                 raise ConversationConflict(cid) from None
             view.apply(commit, line)
             if not self.store.on_object_storage:
-                view.ino = os.stat(view.log.path).st_ino
+                view.ino = os.lstat(view.log.path).st_ino
             view.written = record
 
     def _view_to_write(self, name: str, expected_revision: str | None) -> ConversationLog:

@@ -19,24 +19,6 @@ FILE_MODE = 0o666
 """Mode every store file is created with; the kernel applies the process umask (as git does)."""
 
 
-def check_store_dir(path: Path) -> None:
-    """Refuse a store subdirectory (`objects`, `logs`, `refs`, `locks`, ...) that is a symlink.
-
-    Nothing is read or written through one (DESIGN §2): a linked `locks/` would create files in its
-    target, a linked `objects/` would take blobs out of the store. A missing directory, or a file in
-    its place, passes: the operation that needs it fails on it and says so itself.
-    """
-    try:
-        st = os.lstat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return
-    if stat.S_ISLNK(st.st_mode):
-        raise SessionStoreError(
-            f"store directory {path} is a symlink: nothing is read or written through it; "
-            "replace it with a real directory (move the target's contents in)"
-        )
-
-
 def read_regular(path: str | Path, *, what: str) -> bytes:
     """The bytes of the regular file `path`: opened without following a link or blocking on a FIFO,
     checked to be a regular file by `fstat`, and read up to the size fstat gave, never further.
@@ -87,7 +69,7 @@ def file_kind(mode: int) -> str:
     return "a regular file" if stat.S_ISREG(mode) else "not a regular file"
 
 
-def fsync_dir(path: Path) -> None:
+def fsync_dir(path: str | Path) -> None:
     """Make a rename, link or unlink inside `path` durable."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
@@ -156,19 +138,6 @@ class StagedTemp:
         self.path.unlink(missing_ok=True)
 
 
-def temp_files(directory: Path, *, prefix: str = ".tmp-") -> list[Path]:
-    """The temp files `write_temp` left in `directory` (a writer killed before it renamed or linked
-    one into place), in name order: regular files only, and none if `directory` is a symlink or
-    absent, so whatever a caller deletes from this list is inside `directory`."""
-    if directory.is_symlink():
-        return []
-    try:
-        entries = sorted(os.scandir(directory), key=lambda e: e.name)
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    return [Path(e.path) for e in entries if e.name.startswith(prefix) and e.is_file(follow_symlinks=False)]
-
-
 def atomic_replace(path: Path, data: bytes, *, prefix: str = ".tmp-") -> None:
     """Replace `path` with `data` so a crash leaves either the old or the new file, never a mix.
 
@@ -208,7 +177,7 @@ def create_exclusive(path: Path, data: bytes) -> bool:
     return True
 
 
-def append_durable(path: Path, data: bytes) -> int:
+def append_durable(path: str | Path, data: bytes) -> int:
     """Append `data` to `path` (created if missing) and sync it; return the offset it was written at.
 
     A failure part-way truncates back to the old size, so no partial line is left behind by us; a crash
@@ -223,13 +192,13 @@ def append_durable(path: Path, data: bytes) -> int:
             os.ftruncate(fd, offset)
             raise
         if offset == 0:
-            fsync_dir(path.parent)  # a new log file: its directory entry must survive too
+            fsync_dir(os.path.dirname(path))  # a new log file: its directory entry must survive too
         return offset
     finally:
         os.close(fd)
 
 
-def truncate_durable(path: Path, size: int) -> None:
+def truncate_durable(path: str | Path, size: int) -> None:
     """Cut `path` back to `size` bytes (torn-tail repair) and sync it."""
     fd = os.open(path, os.O_WRONLY | _NOFOLLOW)
     try:

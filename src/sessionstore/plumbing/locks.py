@@ -34,8 +34,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import LockTimeout, SessionStoreError
-from .fsutil import check_store_dir
+from .fsutil import read_regular
 from .names import check_name
+from .storedir import StoreDir
 
 STORE_LOCK = ".store"
 """The store-wide lock's name: not a valid session name, so it can never be one session's lock."""
@@ -51,17 +52,26 @@ on_wait: Callable[[str], None] | None = None
 """Called with one line (what is locked, by whom, how long it will wait) before a writer waits."""
 
 
-def holder(locks_dir: Path, name: str) -> str:
+Locks = Path | StoreDir
+"""`locks/`: a `StoreDir` (checked by every use, `storedir`), or a plain directory (tests, tools)."""
+
+
+def _home(locks_dir: Locks) -> StoreDir:
+    return locks_dir if isinstance(locks_dir, StoreDir) else StoreDir(locks_dir.parent) / locks_dir.name
+
+
+def holder(locks_dir: Locks, name: str) -> str:
     """Who last took lock `name`, as `pid 123 (session compact x) since 09:41:02 UTC`, or a plain
     'another process' when that is unknown or that process has exited."""
     try:
-        record = (locks_dir / f"{name}.holder").read_text("utf-8", "replace").split("\n", 1)[0]
+        data = read_regular(_home(locks_dir).file(f"{name}.holder"), what="lock holder")
+        record = data.decode("utf-8", "replace").split("\n", 1)[0]
         pid_text, since, program = record.split(" ", 2)
         pid = int(pid_text)
         os.kill(pid, 0)
     except PermissionError:  # alive, another user's
         pass
-    except (OSError, ValueError):
+    except (OSError, ValueError, SessionStoreError):
         return "another process"
     return f"pid {pid} ({program.strip()}) since {since} UTC"
 
@@ -70,7 +80,7 @@ _HOLDER_SIZE = 128
 """Bytes of a holder record: always written whole at offset 0, so the file is never truncated."""
 
 
-def _record_holder(locks_dir: Path, name: str) -> None:
+def _record_holder(locks_dir: StoreDir, name: str) -> None:
     """Write who holds the lock: one fixed-size record, space-padded, overwritten in place.
 
     Never `O_TRUNC`: on ext4 truncating a file that has data costs a journal commit (~0.8 ms on this
@@ -79,7 +89,7 @@ def _record_holder(locks_dir: Path, name: str) -> None:
     since = time.strftime("%H:%M:%S", time.gmtime())
     record = f"{os.getpid()} {since} {program}".encode("utf-8", "replace")[: _HOLDER_SIZE - 1]
     try:
-        path = os.path.join(locks_dir, f"{name}.holder")
+        path = f"{locks_dir.text}/{name}.holder"  # `locked` checked the directory
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o666)
     except OSError:
         return  # a hint only: never fail a write over it
@@ -103,7 +113,7 @@ def _refuse_symlink(path: str | Path) -> None:
 
 
 @contextmanager
-def locked(locks_dir: Path, name: str, timeout: float, *, what: str | None = None) -> Iterator[None]:
+def locked(locks_dir: Locks, name: str, timeout: float, *, what: str | None = None) -> Iterator[None]:
     """Hold the lock `locks_dir/<name>.lock` for the block; `LockTimeout` names what was locked.
 
     A session's lock (any `name` but the reserved store-wide ones) also holds `store_writes` for the
@@ -111,8 +121,8 @@ def locked(locks_dir: Path, name: str, timeout: float, *, what: str | None = Non
     """
     if name not in _RESERVED:
         check_name(name)
-    check_store_dir(locks_dir)
-    path = os.path.join(locks_dir, f"{name}.lock")  # a str: every acquisition builds it (no Path)
+    locks_dir = _home(locks_dir)
+    path = locks_dir.file(f"{name}.lock")  # checks locks/; a str: every acquisition builds it (no Path)
     label = what or f"session {name!r}"
     # One descriptor per acquisition (threads exclude each other too); O_NOFOLLOW refuses any link.
     fd = _open_lock(locks_dir, name, label)
@@ -170,19 +180,18 @@ def _exclusive(fd: int, timeout: float, taken: Callable[[], str]) -> None:
         _flock(fd, fcntl.LOCK_EX, timeout, said)
 
 
-def _open_lock(locks_dir: Path, name: str, label: str | None = None) -> int:
-    """Open (creating it) the lock file `name`; `locks/` itself is made when missing: git ignores it,
-    so a clone of a committed store has none."""
-    path = os.path.join(locks_dir, f"{name}.lock")
+def _open_lock(locks_dir: StoreDir, name: str, label: str | None = None) -> int:
+    """Open (creating it) the lock file `name` (the caller has checked `locks/`); `locks/` itself is
+    made when missing: git ignores it, so a clone of a committed store has none."""
+    path = f"{locks_dir.text}/{name}.lock"
     flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
     try:
         try:
             fd = os.open(path, flags, 0o666)
         except FileNotFoundError:
-            if not locks_dir.parent.is_dir():
+            if not locks_dir.path.parent.is_dir():
                 raise
-            locks_dir.mkdir(exist_ok=True)
-            check_store_dir(locks_dir)
+            locks_dir.make()
             fd = os.open(path, flags, 0o666)
     except OSError as err:
         if err.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR):
@@ -220,7 +229,7 @@ def _flock(fd: int, mode: int, timeout: float, what: str) -> None:
 
 
 @contextmanager
-def store_writes(locks_dir: Path, timeout: float) -> Iterator[None]:
+def store_writes(locks_dir: Locks, timeout: float) -> Iterator[None]:
     """Hold the writers' side of the gc lock: gc prunes nothing while the block runs.
 
     Take it around the window from writing a blob to appending (and syncing) the commit line that
@@ -233,7 +242,8 @@ def store_writes(locks_dir: Path, timeout: float) -> Iterator[None]:
         finally:
             _held.depth -= 1
         return
-    check_store_dir(locks_dir)
+    locks_dir = _home(locks_dir)
+    locks_dir.check()
     turn = _open_lock(locks_dir, GC_TURNSTILE)
     try:
         gate = _open_lock(locks_dir, GC_LOCK)
@@ -260,9 +270,10 @@ def store_writes(locks_dir: Path, timeout: float) -> Iterator[None]:
 
 
 @contextmanager
-def gc_exclusive(locks_dir: Path, timeout: float) -> Iterator[None]:
+def gc_exclusive(locks_dir: Locks, timeout: float) -> Iterator[None]:
     """Hold gc's side: no writer is between a blob and its commit line while the block runs."""
-    check_store_dir(locks_dir)
+    locks_dir = _home(locks_dir)
+    locks_dir.check()
     turn = _open_lock(locks_dir, GC_TURNSTILE)
     gate = -1
     try:

@@ -27,7 +27,8 @@ from typing import Any
 
 from ..errors import CorruptLogError, StaleSessionError
 from .commits import Commit, from_body, parse_line
-from .fsutil import append_durable, check_store_dir, read_regular, truncate_durable
+from .fsutil import append_durable, read_regular, truncate_durable
+from .storedir import StoreDir
 
 _HEAD_READ = 1 << 16
 """Bytes `head()` reads from the end of a log: many commit lines, whatever the log's length."""
@@ -52,22 +53,38 @@ def is_conflict_marker(line: bytes) -> bool:
 class Log:
     """Reader and (locked) writer of one session's log."""
 
-    def __init__(self, logs_dir: Path, session: str) -> None:
+    def __init__(self, logs: Path | StoreDir, session: str) -> None:
         self.session = session
-        self._file = os.path.join(logs_dir, f"{session}.jsonl")  # `head` opens it: no Path needed
+        self.home = logs if isinstance(logs, StoreDir) else StoreDir(logs.parent) / logs.name
+        """The directory the log is in (`logs/`; a trash entry's for a removed one), checked by every
+        use (`storedir`)."""
+        self._file = f"{self.home.text}/{session}.jsonl"  # `head` opens it: no Path needed
         self._appended: tuple[int, bytes, str] | None = None
         """(offset, bytes, id) of the line this object appended last: the next append's head check
         compares the bytes on disk with it instead of parsing and hashing that line again."""
 
     @property
     def path(self) -> Path:
+        """The log file's path, once its directory is checked (`StorePathError` if it is linked)."""
+        self.home.check()
         return Path(self._file)
 
     def exists(self) -> bool:
         return self.path.is_file()
 
+    def _open(self) -> int:
+        """A read-only descriptor of the log, never through a link (`FileNotFoundError` if absent)."""
+        self.home.check()
+        try:
+            return os.open(self._file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except FileNotFoundError:
+            raise
+        except OSError:
+            self._bytes()  # a symlink or a FIFO: the regular-file check names it
+            raise
+
     def _bytes(self) -> bytes:
-        check_store_dir(self.path.parent)
+        self.home.check()
         try:
             return read_regular(self.path, what=f"log of session {self.session!r}")
         except FileNotFoundError:
@@ -147,7 +164,7 @@ class Log:
     def size(self) -> int:
         """The log's length in bytes (0 when it does not exist)."""
         try:
-            return os.lstat(self.path).st_size
+            return os.lstat(self.path).st_size  # checks logs/ first
         except FileNotFoundError:
             return 0
 
@@ -157,14 +174,10 @@ class Log:
         `CorruptLogError` when the last whole line does not verify (`MergeConflictError` for a
         conflict marker): damage at the end is never taken for a shorter history.
         """
-        check_store_dir(self.path.parent)  # one lstat: a linked logs/ is never read through
         try:
-            fd = os.open(self._file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            fd = self._open()  # one lstat of logs/: a linked one is never read through
         except FileNotFoundError:
             return None
-        except OSError:
-            self._bytes()  # a symlink or a FIFO: let the regular-file check name it
-            raise
         try:  # one fstat and one pread: `session list` does this for every session
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
@@ -192,8 +205,7 @@ class Log:
 
     def read_at(self, offset: int) -> Commit:
         """The commit whose line starts at `offset` (what a checkpoint ref points at)."""
-        check_store_dir(self.path.parent)
-        with open(self.path, "rb") as f:
+        with open(self._open(), "rb") as f:
             f.seek(offset)
             line = f.readline()
             size = os.fstat(f.fileno()).st_size
@@ -218,20 +230,20 @@ class Log:
         tail left by a crash, then appends and syncs. The caller has built or verified `lines` to chain
         after `expected`: `append` for one new line, `session pull` for a remote's lines byte for byte.
         """
-        check_store_dir(self.path.parent)
+        self.home.check()
         appended, self._appended = self._appended, None
         size = self.size()
         want = expected.end if expected else 0
         if size < want or (expected and not self._is_on_disk(expected, appended)):
             raise self._stale()  # names damage first, if that is what moved the head
         if size > want:
-            with open(self.path, "rb") as f:
+            with open(self._open(), "rb") as f:
                 f.seek(want)
                 rest = f.read()
             if b"\n" in rest:  # a whole line follows ours: another writer's commit, or damage
                 raise self._stale()  # another writer moved on, or damage (named first)
-            truncate_durable(self.path, want)  # torn tail from a crash: not data
-        return append_durable(self.path, lines)
+            truncate_durable(self._file, want)  # torn tail from a crash: not data
+        return append_durable(self._file, lines)
 
     def append(self, line: bytes, body: dict[str, Any], expected: Commit | None) -> Commit:
         """Append one commit line after `expected` (see `extend`); returns the acknowledged commit."""
@@ -247,7 +259,7 @@ class Log:
         built with that id, so equal bytes verify without parsing and hashing them again (a
         conversation's line carries its whole record). Any other line is parsed and its id checked."""
         before = 1 if commit.offset > 0 else 0
-        with open(self.path, "rb") as f:
+        with open(self._open(), "rb") as f:
             f.seek(commit.offset - before)
             line = f.read(commit.size + before)
         if before and not line.startswith(b"\n"):
@@ -279,12 +291,12 @@ class Log:
         _, valid_end = self.scan(since_reset=False)
         size = self.size()
         if size > valid_end:
-            truncate_durable(self.path, valid_end)
+            truncate_durable(self._file, valid_end)
             return size - valid_end
         return 0
 
     def remove(self) -> None:
-        os.unlink(self.path)
+        os.unlink(self.path)  # checks logs/ first
 
 
 _TAIL_CHUNK = 1 << 16
@@ -301,7 +313,7 @@ def tail(log: Log, count: int) -> list[Commit]:
     if count <= 0:
         return []
     try:
-        fd = os.open(log._file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = log._open()
     except FileNotFoundError:
         return []
     try:

@@ -78,6 +78,19 @@ class ObjectBackend:
         return ObjectRoot(self.bucket.url)
 
     @property
+    def top(self) -> Any:
+        """The store directory every file path starts from (`storedir.StoreDir`): none here."""
+        return self.root / "its directories (trash, titles, index)"
+
+    @property
+    def logs(self) -> Any:
+        return self.root / "logs"
+
+    @property
+    def locks(self) -> Any:
+        return self.root / "locks"
+
+    @property
     def logs_dir(self) -> Any:
         return self.root / "logs"
 

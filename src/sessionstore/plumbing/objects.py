@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 
 from ..errors import CorruptObjectError, SessionStoreError
 from .forks import in_child
-from .fsutil import StagedTemp, check_store_dir, file_kind, fsync_dir, read_regular
+from .fsutil import StagedTemp, file_kind, fsync_dir, read_regular
+from .storedir import StoreDir
 
 _HEX = frozenset("0123456789abcdef")
 _TRASH = ".gc-"
@@ -97,18 +98,29 @@ class Writing(NamedTuple):
 class ObjectStore:
     """Blobs under `root/objects`, two-hex-digit fan-out like git."""
 
-    def __init__(self, root: Path) -> None:
-        self.dir = root / "objects"
-        self._dir = str(self.dir)
+    def __init__(self, root: Path | StoreDir) -> None:
+        self.home = (root if isinstance(root, StoreDir) else StoreDir(root)) / "objects"
+        """`objects/` (every use checks it: `storedir`)."""
+        self.dir = self.home.path
+        self._dir = self.home.text
 
-    def path(self, oid: str) -> Path:
-        """Where object `oid` lives (whether or not it exists)."""
+    def fan(self, oid: str) -> StoreDir:
+        """The fan-out directory of object `oid` (`objects/ab`)."""
         if not is_object_id(oid):
             raise CorruptObjectError(f"malformed object id {oid!r}: expected 64 hex digits")
-        return self.dir / oid[:2] / oid[2:]
+        return self.home / oid[:2]
+
+    def path(self, oid: str) -> Path:
+        """Where object `oid` lives (whether or not it exists), once `objects/` and its fan-out
+        directory are checked to be real directories (`StorePathError` if not)."""
+        return self.fan(oid).check() / oid[2:]
 
     def exists(self, oid: str) -> bool:
-        return self.path(oid).is_file()
+        """Whether `oid` is there as a regular file (a link in its place is not an object)."""
+        try:
+            return stat.S_ISREG(os.lstat(self.path(oid)).st_mode)
+        except (FileNotFoundError, NotADirectoryError):
+            return False
 
     def write(self, data: bytes, gate: Callable[[], object] | None = None) -> str:
         """Store `data` durably and return its id; an existing object is kept and its mtime touched.
@@ -176,10 +188,8 @@ class ObjectStore:
         """The part of a write before its first sync: the id, the checks of what is at its path, and
         (unless an equal object is there) the bytes written to a temp file beside it."""
         oid = hash_bytes(data)
-        final = self.path(oid)
-        check_store_dir(self.dir)
-        fan = final.parent
-        check_store_dir(fan)
+        home = self.fan(oid).make()  # objects/ and objects/ab checked (made when absent)
+        final = home / oid[2:]
         try:
             st = os.lstat(final)
         except FileNotFoundError:
@@ -192,10 +202,7 @@ class ObjectStore:
                 )
             if st.st_size == len(data):
                 return _Staged(oid, final, data, st, None)
-        if not fan.is_dir():
-            fan.mkdir(parents=True, exist_ok=True)
-            fsync_dir(self.dir)
-        return _Staged(oid, final, data, st, StagedTemp(fan, data))
+        return _Staged(oid, final, data, st, StagedTemp(home, data))
 
     def _land(self, staged: _Staged, gate: Callable[[], object] | None) -> str:
         """The rest of a write: sync the temp file, pass the gate, name the object, sync its directory."""
@@ -239,8 +246,11 @@ class ObjectStore:
         `CorruptObjectError` saying what it is), and is read up to its size: a FIFO or a link to
         /dev/zero can neither hang nor exhaust the reader.
         """
-        if not is_object_id(oid):
-            raise CorruptObjectError(f"malformed object id {oid!r}: expected 64 hex digits")
+        self.fan(oid).check()
+        return self._read(oid)
+
+    def _read(self, oid: str) -> bytes:
+        """`read_unverified` once the caller has checked the object's directories (`check_dirs`)."""
         where = f"{self._dir}/{oid[:2]}/{oid[2:]}"  # `path(oid)` as text: no `Path` per read (replay, list)
         try:
             return self._read_file(where, oid)
@@ -264,10 +274,13 @@ class ObjectStore:
             ) from None
 
     def check_dirs(self, oids: Sequence[str] = ()) -> None:
-        """Refuse a symlinked `objects/` or fan-out directory before reading `oids` through it."""
-        check_store_dir(self.dir)
+        """Refuse a linked (or malformed) `objects/` or fan-out directory before reading `oids`
+        through it (`StorePathError`, `CorruptObjectError` for a malformed id)."""
+        self.home.check()
         for fan in {oid[:2] for oid in oids}:
-            check_store_dir(self.dir / fan)
+            if len(fan) != 2 or not set(fan) <= _HEX:
+                raise CorruptObjectError(f"malformed object id {fan!r}...: expected 64 hex digits")
+            (self.home / fan).check()
 
     def load(self, oids: Sequence[str], decode: Callable[[list[bytes]], T]) -> T:
         """`decode` of the bytes of `oids`, returned only once every blob verified against its name.
@@ -282,7 +295,7 @@ class ObjectStore:
         one by one (benchmarks/bench_store.py).
         """
         self.check_dirs(oids)
-        data = [self.read_unverified(oid) for oid in oids]
+        data = [self._read(oid) if is_object_id(oid) else self.read_unverified(oid) for oid in oids]
         if sum(map(len, data)) < HASH_ASIDE:
             self._verify(oids, data, [hash_bytes(d) for d in data])
             return decode(data)
@@ -327,11 +340,11 @@ class ObjectStore:
                 yield name, kind
 
     def _entries(self) -> Iterator[tuple[str, str | None]]:
-        check_store_dir(self.dir)
-        if not self.dir.is_dir():
+        try:
+            with os.scandir(self.home.check()) as fans:
+                fan_entries = sorted(fans, key=lambda e: e.name)
+        except FileNotFoundError:
             return
-        with os.scandir(self.dir) as fans:
-            fan_entries = sorted(fans, key=lambda e: e.name)
         for fan in fan_entries:
             if len(fan.name) != 2 or not set(fan.name) <= _HEX:
                 continue
@@ -364,7 +377,7 @@ class ObjectStore:
             os.rename(path, trash)
         except FileNotFoundError:
             return None
-        st = trash.stat()
+        st = trash.lstat()
         if st.st_mtime > cutoff:
             with contextlib.suppress(FileExistsError):  # a writer rewrote it meanwhile: equal bytes
                 os.link(trash, path)
@@ -373,11 +386,24 @@ class ObjectStore:
         trash.unlink()
         return st.st_size
 
+    def _fans(self) -> list[StoreDir]:
+        """The fan-out directories there are (real directories only: `irregular` names the rest)."""
+        try:
+            with os.scandir(self.home.check()) as fans:
+                names = sorted(
+                    e.name
+                    for e in fans
+                    if len(e.name) == 2 and set(e.name) <= _HEX and e.is_dir(follow_symlinks=False)
+                )
+        except FileNotFoundError:
+            return []
+        return [self.home / name for name in names]
+
     def pruning_leftovers(self) -> Iterator[tuple[str, Path]]:
         """(object id, path) of objects a crashed gc renamed aside and never unlinked."""
-        if self.dir.is_dir():
-            for trash in self.dir.glob(f"*/{_TRASH}*"):
-                oid = trash.parent.name + trash.name[len(_TRASH) :]
+        for fan in self._fans():
+            for trash in fan.temp_files(_TRASH):
+                oid = fan.rel[-2:] + trash.name[len(_TRASH) :]
                 if is_object_id(oid):
                     yield oid, trash
 
@@ -392,9 +418,10 @@ class ObjectStore:
         return restored
 
     def stray_temps(self) -> Iterator[Path]:
-        """Temp files left by a crash mid-write (gc removes old ones)."""
-        if self.dir.is_dir():
-            yield from self.dir.glob("*/.tmp-*")
+        """Temp files left by a crash mid-write (gc removes old ones): regular files only, in real
+        fan-out directories, so whatever a caller deletes from this list is inside the store."""
+        for fan in self._fans():
+            yield from fan.temp_files()
 
 
 def _restore(trash: Path, path: Path) -> bool:

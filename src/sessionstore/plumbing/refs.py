@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CorruptObjectError, ImmutableRefError
-from .fsutil import atomic_replace, check_store_dir, create_exclusive, fsync_dir, read_regular, temp_files
+from .fsutil import atomic_replace, create_exclusive, fsync_dir, read_regular
 from .names import check_name
+from .storedir import StoreDir
 
 TEMP_PREFIX = ".tmp-"
 """How the temp file of a ref write starts (`fsutil.write_temp`'s default prefix)."""
@@ -63,22 +64,20 @@ class RefListing:
 class RefStore(RefListing):
     """The `refs/checkpoints` tree of one store."""
 
-    def __init__(self, root: Path) -> None:
-        self.dir = root / "refs" / "checkpoints"
+    def __init__(self, root: Path | StoreDir) -> None:
+        self.home = (root if isinstance(root, StoreDir) else StoreDir(root)) / "refs" / "checkpoints"
+        """`refs/checkpoints` (every use checks it and the session's directory: `storedir`)."""
+        self.dir = self.home.path
 
-    def _session_dir(self, session: str) -> Path:
-        check_store_dir(self.dir.parent)
-        check_store_dir(self.dir)
-        return self.dir / check_name(session)
+    def session_dir(self, session: str) -> StoreDir:
+        """`refs/checkpoints/<session>` (not checked yet: the caller checks or makes it)."""
+        return self.home / check_name(session)
 
     def create(self, session: str, k: int, commit_id: str, offset: int) -> CheckpointRef:
         """Create checkpoint `k` of `session` exactly once (atomic, durable)."""
         if k < 1:
             raise ValueError(f"checkpoint numbers start at 1, got {k}")
-        directory = self._session_dir(session)
-        if not directory.is_dir():
-            directory.mkdir(parents=True, exist_ok=True)
-            fsync_dir(directory.parent)
+        directory = self.session_dir(session).make()
         ref = CheckpointRef(session, k, commit_id, offset)
         if not create_exclusive(directory / str(k), ref_bytes(commit_id, offset)):
             raise already_exists(ref)
@@ -87,7 +86,7 @@ class RefStore(RefListing):
     def read(self, session: str, k: int) -> CheckpointRef:
         """Checkpoint `k` of `session`; `LookupError` if absent, `CorruptObjectError` (one line, naming
         the ref) if it is not `<64 hex digits> <offset>\\n` in ASCII or not a regular file."""
-        path = self._session_dir(session) / str(k)
+        path = self.session_dir(session).check() / str(k)
         name = f"checkpoints/{session}/{k}"
         try:
             data = read_regular(path, what=f"checkpoint ref {name}")
@@ -101,30 +100,21 @@ class RefStore(RefListing):
 
     def numbers(self, session: str) -> list[int]:
         """The numbers of `session`'s checkpoints, ascending (digit names only: no temp file)."""
-        directory = self._session_dir(session)
-        if not directory.is_dir():
-            return []
-        return sorted(int(p.name) for p in directory.iterdir() if p.name.isascii() and p.name.isdigit())
+        names = self.session_dir(session).listdir()
+        return sorted(int(name) for name in names if name.isascii() and name.isdigit())
 
     def stray_temps(self) -> Iterator[Path]:
         """The `.tmp-*` files a ref write killed mid-way left in `refs/checkpoints/<session>/`: regular
-        files only, and no symlinked session directory is entered, so whatever a caller deletes from
-        this list is inside the store. Names, not contents: a listed file may vanish meanwhile (its
-        writer finished with it)."""
-        check_store_dir(self.dir.parent)
-        check_store_dir(self.dir)
-        try:
-            sessions = sorted(os.scandir(self.dir), key=lambda e: e.name)
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        for session in sessions:
-            if session.is_dir(follow_symlinks=False):
-                yield from temp_files(Path(session.path), prefix=TEMP_PREFIX)
+        files only, and a linked session directory is refused (`sessions`), so whatever a caller
+        deletes from this list is inside the store. Names, not contents: a listed file may vanish
+        meanwhile (its writer finished with it)."""
+        for session in self.sessions():
+            yield from (self.home / session).temp_files(TEMP_PREFIX)
 
     def rewrite_malformed(self, session: str, k: int, commit_id: str, offset: int) -> CheckpointRef:
         """Replace a ref that does not parse (a flipped byte, git's conflict markers) by the value the
         log derives: fsck --repair only. A well-formed ref is never rewritten (`ImmutableRefError`)."""
-        path = self._session_dir(session) / str(k)
+        path = self.session_dir(session).check() / str(k)
         try:
             self.read(session, k)
         except CorruptObjectError:
@@ -140,8 +130,8 @@ class RefStore(RefListing):
         """Make `session`'s refs exactly `wanted` ((k, commit id, offset), derived from its log) and
         return the names of the refs written or removed. fsck's conflict split only: after a merge the
         refs directory mixes both clones' checkpoints, and the log is the truth they derive from."""
-        directory = self._session_dir(session)
-        directory.mkdir(parents=True, exist_ok=True)
+        home = self.session_dir(session)
+        directory = home.make()
         changed = []
         want = {str(k): f"{cid} {offset}\n".encode() for k, cid, offset in wanted}
         for name, data in want.items():
@@ -153,27 +143,35 @@ class RefStore(RefListing):
             if not same:
                 atomic_replace(path, data)
                 changed.append(f"checkpoints/{session}/{name}")
-        for entry in directory.iterdir():
-            if entry.name not in want:
-                entry.unlink()
-                changed.append(f"checkpoints/{session}/{entry.name}")
+        for name in home.listdir():
+            if name not in want:
+                (directory / name).unlink()
+                changed.append(f"checkpoints/{session}/{name}")
         fsync_dir(directory)
         return changed
 
     def remove_all(self, session: str) -> None:
         """Delete every ref of `session` (a session being discarded: an import that never published)."""
-        directory = self._session_dir(session)
-        if not directory.is_dir():
+        home = self.session_dir(session)
+        if not home.exists():
             return
-        for entry in directory.iterdir():
-            entry.unlink()
-        directory.rmdir()
+        for name in home.listdir():
+            (home.path / name).unlink()
+        home.path.rmdir()
         fsync_dir(self.dir)
 
     def sessions(self) -> list[str]:
-        if not self.dir.is_dir():
+        """Names with a refs directory: real directories only; a link in the place of one is refused
+        (`StorePathError`), since a caller would read or change what is in it."""
+        try:
+            with os.scandir(self.home.check()) as entries:
+                found = sorted((e.name, e.is_dir(follow_symlinks=False), e.is_symlink()) for e in entries)
+        except (FileNotFoundError, NotADirectoryError):
             return []
-        return sorted(p.name for p in self.dir.iterdir() if p.is_dir())
+        for name, _, link in found:
+            if link:
+                (self.home / name).check()  # raises, naming it
+        return [name for name, is_dir, _ in found if is_dir]
 
 
 def already_exists(ref: CheckpointRef) -> ImmutableRefError:

@@ -169,7 +169,7 @@ class SessionStore(StoreLayout):
 
         def young_trash() -> list[Path]:  # listed with writers held off: an `rm` cannot slip between
             young, old[:] = naming.trash_by_age(self, grace_days)
-            return [entry.path / "log.jsonl" for entry in young]
+            return [naming.removed_log(self, entry) for entry in young]
 
         report = gc(
             self, grace_days=grace_days, dry_run=dry_run, include_committed=include_committed,

@@ -4,8 +4,9 @@ A CONTRIBUTING.md, a runbook, a config comment: rules the user never typed but t
 by. A line counts when the agent read it (the return of a call that reads a file: record.py), it holds
 an instruction word of a registered language as a whole word ("must", "never", "do not", "nunca",
 "不要": languages/, found by substring search, so everything read is scanned in linear time), and it
-reads as prose: a few words, mostly letters, no code punctuation (a comment's `#`, `//` or `*` and a
-list marker are taken off first, and so is a line number a Read tool prefixes). Each line is quoted
+reads as prose: a few words, mostly letters, little code punctuation (an aside's parentheses and a
+semicolon between words are prose; a comment's `#`, `//` or `*` and a list marker are taken off
+first, and so is a line number a Read tool prefixes). Each line is quoted
 as written after those markers, with its file, at most `PER_FILE` per file. In a document or a
 configuration file (by its extension), a line opening with an imperative verb counts too ("- Keep
 pull requests small."). The earliest lines are kept first within the budget, after the lines a
@@ -31,6 +32,7 @@ HEADING = "## Rules found in files"
 PER_FILE = 6
 _PREFIX = re.compile(r"^\s*(?:\d+(?:→|\t|:\s)\s*)?(#+|//+|/\*+|\*+|--+|;+|>+|[-*+•]|\d+[.)])?\s*")
 _CODE = frozenset("{}()=;<>[]$|\\")
+_AFTER_ASIDE = frozenset(" .,;:!?")
 _MAX_CHARS = 400
 _DOCUMENTS = (
     ".md",
@@ -63,12 +65,37 @@ def _prose(line: str) -> str | None:
     marked = marker is not None and bool(marker.group(1))
     if text[0].islower() and not marked:
         return None
-    if sum(c in _CODE for c in text) > 2 or ("`" in text and text.count("`") % 2):
+    if _code_chars(text) > 2 or ("`" in text and text.count("`") % 2):
         return None
     if "<" in text and ">" in text:  # markup (a tag, a caption's <v Name>): not prose
         return None
     letters = sum(c.isalpha() or c.isspace() for c in text)
     return cut_chars(text, _MAX_CHARS) if letters >= 0.75 * len(text) else None
+
+
+def _code_chars(text: str) -> int:
+    """How many characters of `text` are code punctuation. Prose uses some of them too, and those do
+    not count: an aside's parentheses, opening after a space and closing before a space or a stop
+    ("during business hours (09:00-18:00 CET) is not allowed"), and a semicolon between two words
+    ("not allowed; fail over"). A call's `f(x)`, a statement's `);`, braces, brackets, `=` and the
+    rest always count."""
+    if not _CODE.intersection(text):
+        return 0
+    end = len(text) - 1
+    asides = 0  # prose parentheses open
+    n = 0
+    for i, c in enumerate(text):
+        if c not in _CODE:
+            continue
+        if c == "(" and (i == 0 or text[i - 1] == " ") and i < end and text[i + 1] != " ":
+            asides += 1
+        elif c == ")" and asides and text[i - 1] != " " and (i == end or text[i + 1] in _AFTER_ASIDE):
+            asides -= 1
+        elif c == ";" and 0 < i < end and text[i - 1].isalnum() and text[i + 1] == " ":
+            pass
+        else:
+            n += 1
+    return n
 
 
 def _is_document(path: str) -> bool:

@@ -38,6 +38,10 @@ _WRITES = frozenset(_WRITE_KEYS)
 _KEYS = frozenset((*_PATH_KEYS, *_WRITE_KEYS, *_COMMAND_KEYS, "input", "patch"))
 _PRINTERS = frozenset({"cat", "head", "tail", "sed", "less", "more", "bat", "nl", "type"})
 _PATCH = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
+_QUOTING = frozenset("'\"\\")
+_SHELL_BLANKS = " \t\r\n"
+"""`shlex`'s whitespace: with nothing quoted or escaped, `shlex.split` splits on runs of these only."""
+_SHELL_SPACE = re.compile(f"[{_SHELL_BLANKS}]+")
 _EXIT = re.compile(r"(?:Process exited with code|Exit code:?|exit code:?|exit status:?)\s*(-?\d+)")
 
 
@@ -69,10 +73,13 @@ def _printed(command: str) -> str | None:
     first = command.split(None, 1)[0] if command.strip() else ""
     if first.rsplit("/", 1)[-1] not in _PRINTERS or any(c in command for c in "|><;&"):
         return None
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return None
+    if _QUOTING.isdisjoint(command):  # nothing quoted or escaped: shlex would split on its whitespace alone
+        words = _SHELL_SPACE.split(command.strip(_SHELL_BLANKS))
+    else:
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            return None
     if len(words) < 2 or words[0].rsplit("/", 1)[-1] not in _PRINTERS or words[-1].startswith("-"):
         return None
     return words[-1]

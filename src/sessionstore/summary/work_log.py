@@ -120,7 +120,7 @@ class Log:
     def response(self, msg: ModelResponse, calls: list[tuple[ToolCallPart, Call]]) -> None:
         turn = self._turn()
         for part in reversed(msg.parts):
-            if isinstance(part, TextPart) and part.content.strip():
+            if isinstance(part, TextPart) and part.content and not part.content.isspace():  # no copy
                 turn.answer = part.content
                 break
         for part, call in calls:

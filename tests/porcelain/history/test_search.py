@@ -76,6 +76,27 @@ def test_default_is_the_current_state_and_all_history_finds_what_compaction_repl
     assert len(_hits(store, r"request \d", ["fix-auth"], all_history=True)) == 4
 
 
+def test_after_a_checkout_the_current_state_is_what_the_one_log_read_replays(store: SessionStore) -> None:
+    session = store.session("fix-auth")
+    session.checkout(session.log()[-3])  # back past the compaction: turns 1 to 3, no summary
+    assert [h.match for h in _hits(store, r"request \d", ["fix-auth"])] == [
+        "request 1",
+        "request 2",
+        "request 3",
+    ]
+    assert _hits(store, "Conversation summary") == []
+    assert len(_hits(store, r"request \d", ["fix-auth"], all_history=True)) == 4
+
+
+def test_only_the_parts_that_hold_the_literal_are_matched_on_a_candidate_line(tmp_path: Path) -> None:
+    store = SessionStore.open(tmp_path / "store")
+    two = ModelResponse(parts=[TextPart("no such word here"), TextPart("the expired token again")])
+    store.session("s").append([two], compact=False)
+    (hit,) = _hits(store, r"expired \w+")
+    assert (hit.match, hit.before) == ("expired token", "the ")
+    assert _hits(store, r"EXPIRED", ignore_case=True)[0].match == "expired"
+
+
 def test_filters_by_session_role_and_tool(store: SessionStore) -> None:
     assert [h.session for h in _hits(store, "needle")] == ["other"]
     assert _hits(store, "needle", ["fix-auth"]) == []

@@ -19,7 +19,7 @@ def test_a_staged_session_is_invisible_until_published(store: SessionStore) -> N
     Session(staging, "new").commit_turn(tagged_turn(0, 0), usage=None, kind="import")
     assert store.sessions() == [] and leftover_imports(store) == [("new", "locks/importing/new/")]
     publish(store, staging, "new")
-    remove_staging(staging.root)
+    remove_staging(staging.top)
     assert store.sessions() == ["new"] and store.session("new").persisted_count == 2
     assert leftover_imports(store) == [] and not (store.locks_dir / "importing").exists()
     assert store.fsck().ok

@@ -19,10 +19,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers.messages import tagged_turn
+from sessionstore.errors import StorePathError
 from sessionstore.plumbing.commits import Commit
 from sessionstore.plumbing.logs import Log
 from sessionstore.porcelain.history.naming import derived_title, title_from_start
 from sessionstore.porcelain.session.heads import HEADS_FILE, HeadsCache
+from sessionstore.porcelain.session.heads_file import HeadRow
 from sessionstore.porcelain.session.layout import SessionInfo
 from sessionstore.porcelain.store import SessionStore
 
@@ -107,7 +109,11 @@ def test_a_log_changing_now_is_not_cached_until_it_settles(tmp_path: Path) -> No
     assert "s0" not in cached and {"s1", "s2", "s3"} <= cached.keys()
     _age(store)
     store.infos(derived_title)
-    assert "s0" in HeadsCache(store).load()
+    assert HeadsCache(store).load()["s0"][0] == store.log("s0").size()
+    store.session("s0").append(tagged_turn(0, 2), compact=False)  # changing now, after it was cached
+    store.infos(derived_title)
+    row = HeadsCache(store).load()["s0"]
+    assert list(row[:3]) == [-1, -1, -1] and row[-1][0] == 3  # its mark alone (never a hit), the new head's
 
 
 def test_checkpoint_counts_follow_the_refs(tmp_path: Path) -> None:
@@ -156,7 +162,7 @@ def _write(store: SessionStore, document: dict[str, Any], heads: list[bytes]) ->
     module wrote it)."""
     parts = [b"null", orjson.dumps(document), b"\n".join(heads)]
     digests = " ".join(hashlib.sha256(part).hexdigest() for part in parts).encode()
-    header = b"sessionstore-heads 5 " + _FIELD_NAMES + b" " + digests
+    header = b"sessionstore-heads 6 " + _FIELD_NAMES + b" " + digests
     (store.root / HEADS_FILE).write_bytes(b"\n".join([header, *parts]))
 
 
@@ -209,7 +215,8 @@ def test_a_symlinked_index_directory_is_never_written_through(tmp_path: Path) ->
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (store.root / "index").symlink_to(elsewhere)
-    assert store.infos(derived_title) == _truth(store)  # still lists
+    with pytest.raises(StorePathError, match=r"/index is a symlink: nothing is read or written through it"):
+        store.infos(derived_title)  # refused, never taken for a missing cache
     assert list(elsewhere.iterdir()) == []
     assert any("index is a symlink" in p for p in store.fsck().problems)
 
@@ -223,14 +230,17 @@ def test_the_cache_payload_is_what_its_header_says(tmp_path: Path) -> None:
     data = (store.root / HEADS_FILE).read_bytes()
     header, memo_line, rows_line, heads_part = data.split(b"\n", 3)
     digests = " ".join(hashlib.sha256(part).hexdigest() for part in (memo_line, rows_line, heads_part))
-    assert header == b"sessionstore-heads 5 " + _FIELD_NAMES + b" " + digests.encode()
+    assert header == b"sessionstore-heads 6 " + _FIELD_NAMES + b" " + digests.encode()
     document = orjson.loads(rows_line)
     assert memo_line == b"null" and document["tag"] is None and list(document["rows"]) == ["s0", "s1"]
     for (name, row), line in zip(document["rows"].items(), heads_part.split(b"\n"), strict=True):
         st = store.log(name).path.stat()
         key = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
-        assert row == [*key, None, None, derived_title(store, name), None, None]  # no refs, cells, title key
-        assert Commit(**orjson.loads(line)) == store.log(name).head()
+        head = store.log(name).head()
+        assert head is not None
+        mark = [head.seq, head.offset, head.end, head.id]  # how long the log was (`log_marks`)
+        assert row == [*key, None, None, derived_title(store, name), None, None, mark]  # no refs, cells, key
+        assert Commit(**orjson.loads(line)) == head
     memo = HeadsCache(store).memo(title_from_start, _cells([]), "t", lambda rows: [r[0] for r in rows])
     assert memo == (["s0", "s1"], ["s0", "s1"])
     tag, stamp, names, value = orjson.loads((store.root / HEADS_FILE).read_bytes().split(b"\n")[1])
@@ -245,7 +255,7 @@ def test_a_cache_written_for_other_commit_fields_is_not_read(tmp_path: Path) -> 
     fields = ",".join(f.name for f in dataclasses.fields(Commit) if f.name != "usage").encode()
     header, rest = path.read_bytes().split(b"\n", 1)
     digests = header.split(b" ", 3)[3]  # still valid: only the named fields differ
-    path.write_bytes(b"sessionstore-heads 5 " + fields + b" " + digests + b"\n" + rest)
+    path.write_bytes(b"sessionstore-heads 6 " + fields + b" " + digests + b"\n" + rest)
     assert HeadsCache(store).load() == {}
     assert store.infos(derived_title) == good == _truth(store)
 
@@ -316,7 +326,20 @@ def test_listing_cells_are_made_once_per_head_and_tag(
     assert cache.listing(title_from_start, cells, "t2") == listed and len(calls) == 9
 
 
-@pytest.mark.parametrize("malformed", [None, 5, "abc", [1, 2], [0] * 10, [0] * 9, "abcdefghi"])
+def test_a_warm_listing_takes_every_row_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every row of a warm cache is used as read, in a listing of infos and of cells: none is made a
+    `HeadRow` and compared field by field (the slow path, which would then run `same_log`)."""
+    store = _store(tmp_path)
+    cache, calls = HeadsCache(store), []
+    cells = _cells(calls)
+    listed, infos = cache.listing(title_from_start, cells, "t"), store.infos(derived_title)
+    with monkeypatch.context() as patch:
+        patch.setattr(HeadRow, "same_log", lambda self, st: pytest.fail("a warm row taken apart"))
+        assert cache.listing(title_from_start, cells, "t") == listed and store.infos(derived_title) == infos
+    assert infos == _truth(store) and len(calls) == 4
+
+
+@pytest.mark.parametrize("malformed", [None, 5, "abc", [1, 2], [0] * 9, [0] * 10, [0] * 11, "abcdefghij"])
 def test_a_malformed_row_under_a_valid_checksum_is_a_miss(tmp_path: Path, malformed: Any) -> None:
     """A row the listing cannot unpack into a `HeadRow`'s fields, or whose fields are not its log's
     key, is read from the log (never an error, never used), in a listing of infos and of cells."""

@@ -104,11 +104,12 @@ def test_a_cached_head_is_the_commit_and_needs_exactly_its_fields() -> None:
 
 
 def test_a_head_row_is_read_by_name_and_written_as_the_list_it_was() -> None:
-    row = HeadRow(10, 2, 3, 4, [5, 6], 1, "title", ["cells"], [3, "ab"])
+    row = HeadRow(10, 2, 3, 4, [5, 6], 1, "title", ["cells"], [3, "ab"], [7, 0, 10, "cd"])
     snapshot = Snapshot(encode(None, "t", {"a": row}, [head_line(None)]))
     assert snapshot.rows == {"a": list(row)} and row_of(snapshot.rows["a"]) == row
     assert (row.refs, row.checkpoints, row.title, row.cells) == ([5, 6], 1, "title", ["cells"])
-    for malformed in (None, 5, "abc", [1, 2], [0] * 10):  # a miss, never an error
+    assert row.mark == [7, 0, 10, "cd"]
+    for malformed in (None, 5, "abc", [1, 2], [0] * 9, [0] * 11):  # a miss, never an error
         assert row_of(malformed) is None
         assert entries_of({"a": list(row), "b": malformed}) == {"a": row} == entries_of({"a": list(row)})
     log = SimpleNamespace(st_size=10, st_mtime_ns=2, st_ctime_ns=3, st_ino=4)  # a log's stat
@@ -116,7 +117,7 @@ def test_a_head_row_is_read_by_name_and_written_as_the_list_it_was() -> None:
 
 
 def test_a_title_is_kept_while_the_bytes_it_came_from_are_the_logs_first() -> None:
-    row = HeadRow(0, 0, 0, 0, None, None, "Fix auth", None, title_key(b"hello world", 5))
+    row = HeadRow(0, 0, 0, 0, None, None, "Fix auth", None, title_key(b"hello world", 5), None)
     assert row.kept_title(b"hello there") == "Fix auth"  # the log grew after its first 5 bytes
     assert row.kept_title(b"HELLO world") is None and row.kept_title(b"hel") is None
     assert row._replace(title_key=None).kept_title(b"hello") is None

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from helpers.messages import tagged_turn
+from sessionstore.plumbing.storedir import StoreDir
 from sessionstore.porcelain.session.log_stats import (
     count_checkpoints,
     head_in,
@@ -31,39 +32,39 @@ def test_logs_are_listed_as_sessions_lists_them(tmp_path: Path) -> None:
     store = _store(tmp_path)
     (store.logs_dir / "x (1).jsonl").write_bytes(b"")  # a stray copy: no session
     (store.logs_dir / "dir.jsonl").mkdir()  # not a file
-    listed = list(log_stats(store.logs_dir))
+    listed = list(log_stats(store.logs))
     assert [name for name, _ in listed] == store.sessions() == ["B", "a", "a-b", "a.b"]
     assert all(st.st_ino == (store.logs_dir / f"{name}.jsonl").stat().st_ino for name, st in listed)
-    assert "x (1)" in [name for name, _ in log_stats(store.logs_dir, known={"x (1)"})]  # known: not checked
-    assert list(log_stats(tmp_path / "nowhere")) == []
+    assert "x (1)" in [name for name, _ in log_stats(store.logs, known={"x (1)"})]  # known: not checked
+    assert list(log_stats(StoreDir(tmp_path / "nowhere"))) == []
     kept: dict[str, os.stat_result] = {}
-    stamp(store.logs_dir, store.refs.dir, kept)  # the stats a rebuild's walk takes instead of its own
-    assert list(log_stats(store.logs_dir, taken=kept)) == listed
-    assert [n for n, _ in log_stats(store.logs_dir, {"x (1)"}, kept)] == [
-        n for n, _ in log_stats(store.logs_dir, {"x (1)"})
+    stamp(store.logs, store.refs.home, kept)  # the stats a rebuild's walk takes instead of its own
+    assert list(log_stats(store.logs, taken=kept)) == listed
+    assert [n for n, _ in log_stats(store.logs, {"x (1)"}, kept)] == [
+        n for n, _ in log_stats(store.logs, {"x (1)"})
     ]
 
 
 def test_refs_keys_and_counts(tmp_path: Path) -> None:
     store = _store(tmp_path)
-    assert refs_key(store.refs.dir, "a") is None and count_checkpoints(store.refs.dir, "a") == 0
+    assert refs_key(store.refs.home, "a") is None and count_checkpoints(store.refs.home, "a") == 0
     session = store.session("a")
     with store.lock("a"):
         session.commit_checkpoint(list(session.history), tier=2)
     st = (store.refs.dir / "a").stat()
     assert (
-        refs_key(store.refs.dir, "a") == [st.st_mtime_ns, st.st_ino]
-        and count_checkpoints(store.refs.dir, "a") == 1
+        refs_key(store.refs.home, "a") == [st.st_mtime_ns, st.st_ino]
+        and count_checkpoints(store.refs.home, "a") == 1
     )
 
 
 def test_the_stamp_moves_with_every_change_and_only_then(tmp_path: Path) -> None:
     store = _store(tmp_path)
-    seen = {stamp(store.logs_dir, store.refs.dir)}
+    seen = {stamp(store.logs, store.refs.home)}
 
     def moved() -> bool:
-        now = stamp(store.logs_dir, store.refs.dir)
-        assert now == stamp(store.logs_dir, store.refs.dir)  # nothing changed in between: the same
+        now = stamp(store.logs, store.refs.home)
+        assert now == stamp(store.logs, store.refs.home)  # nothing changed in between: the same
         fresh = now not in seen
         seen.add(now)
         return fresh
@@ -93,7 +94,7 @@ def test_the_stamp_moves_with_every_change_and_only_then(tmp_path: Path) -> None
 
 def test_a_short_logs_start_holds_its_verified_head(tmp_path: Path) -> None:
     store = _store(tmp_path)
-    start, whole = read_start(store.logs_dir, "a")
+    start, whole = read_start(store.logs, "a")
     assert whole and start == (store.logs_dir / "a.jsonl").read_bytes()
     assert head_in(start, whole, "a") == store.log("a").head()
     assert head_in(start, False, "a") is None  # not all of the log: its head is Log.head's to read
@@ -101,4 +102,4 @@ def test_a_short_logs_start_holds_its_verified_head(tmp_path: Path) -> None:
     assert head_in(flipped, True, "a") is None  # a line that does not verify: Log.head names it
     (store.logs_dir / "fifo.jsonl").unlink(missing_ok=True)
     os.mkfifo(store.logs_dir / "fifo.jsonl")
-    assert read_start(store.logs_dir, "fifo") == (b"", False) == read_start(store.logs_dir, "none")
+    assert read_start(store.logs, "fifo") == (b"", False) == read_start(store.logs, "none")

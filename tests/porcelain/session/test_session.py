@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -151,17 +152,17 @@ class ReadSpy:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.objects: list[str] = []
         self.lines = 0
-        real_read, real_parse = objects.ObjectStore.read_unverified, logs.parse_line
+        real_read, real_parse = objects.read_regular, logs.parse_line
 
-        def read(store_self: objects.ObjectStore, oid: str) -> bytes:
-            self.objects.append(oid)
-            return real_read(store_self, oid)
+        def read(path: str, **kwargs: Any) -> bytes:  # every blob file read, by its id
+            self.objects.append(os.path.basename(os.path.dirname(path)) + os.path.basename(path))
+            return real_read(path, **kwargs)
 
         def parse(*args: Any) -> Any:
             self.lines += 1
             return real_parse(*args)
 
-        monkeypatch.setattr(objects.ObjectStore, "read_unverified", read)
+        monkeypatch.setattr(objects, "read_regular", read)
         monkeypatch.setattr(logs, "parse_line", parse)
 
 

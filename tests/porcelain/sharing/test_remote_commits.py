@@ -68,8 +68,8 @@ def test_a_session_that_moved_while_its_group_landed_is_refused_alone(
     push(alice)
     real = remote_commits.write_objects
 
-    def meanwhile(store, blobs, paths=None):  # type: ignore[no-untyped-def]
-        real(store, blobs, paths)
+    def meanwhile(store, blobs):  # type: ignore[no-untyped-def]
+        real(store, blobs)
         bob.session("s01").append(tagged_turn(1, 0))  # a writer gets in between stage and land
 
     monkeypatch.setattr(remote_commits, "write_objects", meanwhile)

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from sessionstore.errors import SessionStoreError
-from sessionstore.plumbing.fsutil import atomic_replace, fsync_dir
+from sessionstore.errors import SessionStoreError, StorePathError
+from sessionstore.plumbing.fsutil import atomic_replace, fsync_dir, read_regular
 from sessionstore.plumbing.names import check_name
 from sessionstore.porcelain.history.lookup import conversation_of
 from sessionstore.porcelain.session import file_moves
@@ -141,11 +141,12 @@ def title_from_start(store: SessionStore, name: str, start: bytes, whole: bool) 
 
 def _log_start(store: SessionStore, name: str) -> bytes:
     """The log's first `_TITLE_COMMITS` lines (fewer at its end)."""
-    try:
-        with open(store.log(name).path, "rb") as f:
-            return b"".join([f.readline() for _ in range(_TITLE_COMMITS)])
-    except FileNotFoundError:
-        return b""
+    try:  # never through a link: the path checks logs/, O_NOFOLLOW the log itself
+        fd = os.open(store.log(name).path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return b""  # absent, a symlink or worse: reading the log names what it is
+    with open(fd, "rb") as f:
+        return b"".join([f.readline() for _ in range(_TITLE_COMMITS)])
 
 
 def _first_request(store: SessionStore, blob: object) -> str | None:
@@ -158,6 +159,8 @@ def _first_request(store: SessionStore, blob: object) -> str | None:
         return None
     try:  # `ObjectStore.read`: the id checked, never through a link, the bytes verified against it
         data = store.objects.read(blob)
+    except StorePathError:
+        raise  # a linked directory is refused, never read as a missing blob
     except (OSError, SessionStoreError):
         return None
     if len(data) > _FIRST_BLOB_BYTES:
@@ -199,7 +202,8 @@ def _request_in(message: object) -> str | None:
 def title(store: SessionStore, name: str) -> str:
     """The title `session list` shows: the one set with `set_title`, else `derived_title`."""
     try:
-        return (_titles(store) / check_name(name)).read_text("utf-8").strip()
+        data = read_regular(_titles(store).file(check_name(name)), what=f"title of session {name!r}")
+        return data.decode("utf-8").strip()
     except (FileNotFoundError, UnicodeDecodeError):
         return derived_title(store, name)
 
@@ -209,10 +213,7 @@ def titled(store: SessionStore) -> frozenset[str]:
     object storage, where titles are not kept yet."""
     if store.on_object_storage:
         return frozenset()
-    try:
-        return frozenset(os.listdir(_titles(store)))
-    except (FileNotFoundError, NotADirectoryError):
-        return frozenset()
+    return frozenset(_titles(store).listdir())
 
 
 def set_title(store: SessionStore, name: str, text: str | None) -> None:
@@ -220,17 +221,15 @@ def set_title(store: SessionStore, name: str, text: str | None) -> None:
     store.directory_only("`session rename --title`", "titles are kept in a file beside the logs")
     file_moves.finish_involving(store, [name])  # a title a crash left staged is put in place first
     _existing(store, name)
-    path = _titles(store) / name
     clean = " ".join((text or "").split())
     with store.lock(name):
+        path = _titles(store).entry(name)
         if not clean:
-            if path.exists():
+            if os.path.lexists(path):
                 path.unlink()
                 fsync_dir(path.parent)
             return
-        if not path.parent.is_dir():
-            path.parent.mkdir(exist_ok=True)
-            fsync_dir(store.root)
+        _titles(store).make()
         atomic_replace(path, (clean + "\n").encode())
 
 
@@ -256,15 +255,16 @@ def _relative(store: SessionStore, path: Path) -> str:
 
 def _followers(store: SessionStore, name: str) -> list[str]:
     """Store-relative paths of what goes with `name`'s log: its refs directory and its title."""
-    return [_relative(store, store.refs.dir / name), _relative(store, _titles(store) / name)]
+    return [_relative(store, store.refs.dir / name), _relative(store, _titles(store).path / name)]
 
 
 def _clear_the_way(store: SessionStore, name: str) -> None:
     """Set aside refs or a title at `name` that have no log there (never valid: an older crash, or a
     hand edit), so a session arriving at `name` cannot inherit them; kept in the trash, not deleted."""
     if not store.exists(name):
-        file_moves.set_aside(store, store.refs.dir / name, f"refs-{name}")
-        file_moves.set_aside(store, _titles(store) / name, f"title-{name}")
+        refs, title_file = _followers(store, name)
+        file_moves.set_aside(store, file_moves.at(store, refs), f"refs-{name}")
+        file_moves.set_aside(store, file_moves.at(store, title_file), f"title-{name}")
 
 
 def remove(store: SessionStore, name: str) -> Removed:
@@ -273,7 +273,7 @@ def remove(store: SessionStore, name: str) -> Removed:
     file_moves.finish_involving(store, [name])
     _existing(store, name)
     stamp = datetime.now(UTC).strftime(STAMP)
-    entry = _trash(store) / f"{name}.{stamp}"
+    entry = _trash(store).path / f"{name}.{stamp}"
     with store.lock(name):
         _existing(store, name)
         log = _relative(store, store.log(name).path)
@@ -291,16 +291,18 @@ def removed(store: SessionStore, name: str | None = None) -> list[Removed]:
     store.directory_only(
         "`session rm --list`", "it moves the session into a trash directory, and a bucket has none"
     )
-    try:
-        entries = os.listdir(_trash(store))
-    except FileNotFoundError:
-        return []
+    trash = _trash(store)
     out = []
-    for entry in entries:
+    for entry in trash.listdir():
         base, _, stamp = entry.rpartition(".")
         if base and not entry.startswith(".") and stamp.endswith("Z") and (name is None or base == name):
-            out.append(Removed(base, stamp, _trash(store) / entry))
+            out.append(Removed(base, stamp, trash.path / entry))
     return sorted(out, key=lambda r: (r.name, r.when))
+
+
+def removed_log(store: SessionStore, entry: Removed) -> Path:
+    """The log file of trash entry `entry`, its directories checked (a link in their place refused)."""
+    return (_trash(store) / entry.path.name).entry("log.jsonl")
 
 
 def removed_at(entry: Removed) -> float:
@@ -329,15 +331,17 @@ def purge_removed(store: SessionStore, entries: list[Removed]) -> list[str]:
     # `fsck --repair` or the next naming command finishes that move.
     busy = {path for found in file_moves.interrupted(store) if found.move for path in found.move.paths()}
     out = []
+    trash = _trash(store)
     for entry in entries:
-        if entry.path.parent == _trash(store) and entry.path.is_dir() and not entry.path.is_symlink():
+        home = trash / entry.path.name
+        if entry.path == home.path and home.exists():  # a link in its place is refused, never entered
             mine = _relative(store, entry.path)
             if any(path == mine or path.startswith(mine + "/") for path in busy):
                 continue
-            shutil.rmtree(entry.path)
+            shutil.rmtree(home.check_tree())  # a link anywhere in it is refused, not deleted
             out.append(f"{entry.name}.{entry.when}")
     if out:
-        fsync_dir(_trash(store))
+        fsync_dir(trash.path)
     return out
 
 
@@ -349,7 +353,7 @@ def undo_remove(store: SessionStore, name: str) -> Removed:
     )
     check_name(name)
     file_moves.finish_involving(store, [name])
-    entries = [e for e in removed(store, name) if (e.path / "log.jsonl").exists()]
+    entries = [e for e in removed(store, name) if os.path.lexists(removed_log(store, e))]
     if not entries:
         raise SessionStoreError(f"no removed session {name!r} to restore: `session rm --list` shows them")
     entry = entries[-1]
@@ -362,7 +366,7 @@ def undo_remove(store: SessionStore, name: str) -> Removed:
             blobs_named,
         )  # here: `session list` imports this module, not fsck's
 
-        if missing := sum(not store.objects.exists(b) for b in blobs_named(entry.path / "log.jsonl")):
+        if missing := sum(not store.objects.exists(b) for b in blobs_named(removed_log(store, entry))):
             raise SessionStoreError(
                 f"cannot restore {name!r}: `session gc` has removed {missing} of its blobs since it was "
                 f"removed; its log stays in {entry.path}"

@@ -204,6 +204,9 @@ def search_blob(data: bytes, query: Query) -> Iterator[tuple[PartText, Any]]:
     """Every match in one blob's messages, in order (the first match per part)."""
     search = query.pattern.search
     folded = bool(query.literal) and query.ignore_case
+    # Every match contains the literal, so a part whose text lacks it cannot match: `in` skips the
+    # regex call (which encodes the text to UTF-8 first) for the other parts of a candidate line.
+    needed = "" if folded else query.literal.decode()
     for line in _candidate_lines(data, query.literal, folded):
         try:
             message = orjson.loads(line)
@@ -212,6 +215,8 @@ def search_blob(data: bytes, query: Query) -> Iterator[tuple[PartText, Any]]:
         if not isinstance(message, dict):
             continue
         for part in part_texts(message):
+            if needed not in part.text:
+                continue
             if query.wants(part) and (m := search(part.text)) is not None:
                 yield part, m
 

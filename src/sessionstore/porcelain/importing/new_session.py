@@ -92,7 +92,7 @@ def import_transcript(
         except BaseException:
             remove_leftover_import(store, name, locked=True)
             raise
-        remove_staging(staging.root)
+        remove_staging(staging.top)
     return store.session(name)
 
 

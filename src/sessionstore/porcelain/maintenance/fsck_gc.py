@@ -3,13 +3,15 @@
 fsck reads every log line, every blob a log reaches (verified against its name and decoded with the
 reader's decoder) and every checkpoint ref, and lists every problem rather than stopping at the first.
 It repairs only what can be rebuilt without guessing, and says exactly what it did: a torn log tail
-(a last line WITHOUT its newline: cut), a missing or malformed checkpoint ref (rewritten from its
-compaction commit), a log git left with conflict markers (split: ours stays NAME, theirs becomes
-NAME-<short id of theirs' head>, each with its refs; see `conflict_split`), and what an interrupted import
-left behind. Damage is never cut: a newline-terminated line that does not verify, or a log that ends
-before a checkpoint points, is named with the fix (restore from git or a backup). The temp file a
-write killed mid-way leaves (a checkpoint ref's, a title's, a move journal's) is a note, not a problem:
-gc removes it after the grace period. fsck also finishes a `rm`/`rename` a crash cut (`crash_leftovers`).
+(a last line WITHOUT its newline: cut, a copy kept in the trash: `log_ends`), a missing or malformed
+checkpoint ref (rewritten from its compaction commit), a log git left with conflict markers (split:
+ours stays NAME, theirs becomes NAME-<short id of theirs' head>, each with its refs; see
+`conflict_split`), and what an interrupted import left behind. Damage is never cut: a
+newline-terminated line that does not verify is named with the fix (restore from git or a backup),
+and so is a log that no longer holds a commit its checkpoint refs or the heads cache recorded (lost
+commits, with their seqs: a cut, which a crash never makes). The temp file a write killed mid-way
+leaves (a checkpoint ref's, a title's, a move journal's) is a note, not a problem: gc removes it after
+the grace period. fsck also finishes a `rm`/`rename` a crash cut (`crash_leftovers`).
 
 gc never runs on a store fsck would call damaged (deleting with a misread log could delete reachable
 data), never while a writer is between a blob and its commit line (`gc_exclusive`), and in a store git
@@ -23,20 +25,22 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from sessionstore.errors import CorruptObjectError, ImmutableRefError, SessionStoreError
 from sessionstore.plumbing.codec import line_count, unreadable_reason
 from sessionstore.plumbing.commits import Commit
-from sessionstore.plumbing.fsutil import check_store_dir
+from sessionstore.plumbing.fsutil import read_regular
 from sessionstore.plumbing.locks import gc_exclusive
 from sessionstore.plumbing.logs import MergeConflictError
 from sessionstore.plumbing.objects import is_object_id
 from sessionstore.porcelain.importing.staging_dir import leftover_imports, remove_leftover_import
 from sessionstore.porcelain.maintenance import conflict_split, crash_leftovers
+from sessionstore.porcelain.maintenance.log_ends import cut_tail, lost_commits
 from sessionstore.porcelain.session.heads import HEADS_FILE, HeadsCache
+from sessionstore.porcelain.session.layout import STORE_DIRS
 
 if TYPE_CHECKING:
     from sessionstore.porcelain.session.layout import StoreLayout as SessionStore
@@ -100,8 +104,8 @@ def blobs_named(path: Path) -> set[str]:
     for logs that are not sessions' (a trash entry's), which gc keeps and `rm --undo` checks."""
     out: set[str] = set()
     try:
-        data = path.read_bytes()
-    except OSError:
+        data = read_regular(path, what="a removed session's log")
+    except (OSError, SessionStoreError):
         return out
     for line in data.splitlines():
         try:
@@ -115,15 +119,14 @@ def blobs_named(path: Path) -> set[str]:
 
 
 def store_dir_problems(store: SessionStore) -> list[str]:
-    """One line for each store subdirectory that is a symlink or not a directory (nothing is read
-    through those). A store on object storage has no directories: none."""
+    """One line for each store directory at a fixed place (`STORE_DIRS`) that is a symlink or not a
+    directory (nothing is read through those). A store on object storage has no directories: none."""
     out: list[str] = []
     if store.on_object_storage:
         return out
-    subs = (store.objects.dir, store.logs_dir, store.refs.dir.parent, store.refs.dir, store.locks_dir)
-    for sub in (*subs, store.root / HEADS_FILE.parent):
+    for sub in STORE_DIRS:
         try:
-            check_store_dir(sub)
+            store.top.below(sub).check()
         except SessionStoreError as err:
             out.append(str(err))
     return out
@@ -146,8 +149,9 @@ def fsck(store: SessionStore, *, repair: bool = False, progress: Progress | None
         _check_leftover_imports(store, repair, report)
     lines: dict[str, int] = {}  # verified blob -> message count
     names = store.sessions()
+    rows = HeadsCache(store).load() if files else {}  # its marks: how long each log was (`log_ends`)
     for i, name in enumerate(names):
-        for checked in _check_session(store, name, repair, lines, report):
+        for checked in _check_session(store, name, repair, lines, report, rows):
             report.sessions += 1 if checked else 0
         if progress:
             progress(i + 1, len(names))
@@ -185,7 +189,12 @@ def _check_heads_cache(store: SessionStore, repair: bool, report: FsckReport) ->
 
 
 def _check_session(
-    store: SessionStore, name: str, repair: bool, lines: dict[str, int], report: FsckReport
+    store: SessionStore,
+    name: str,
+    repair: bool,
+    lines: dict[str, int],
+    report: FsckReport,
+    rows: dict[str, Any] | None = None,
 ) -> list[bool]:
     """Check one session (two after a conflict split); one True per session checked."""
     log = store.log(name)
@@ -204,49 +213,36 @@ def _check_session(
         return [
             checked
             for part in (name, split.theirs)
-            for checked in _check_session(store, part, False, lines, report)
+            for checked in _check_session(store, part, False, lines, report, rows)
         ]
     except (CorruptObjectError, SessionStoreError) as err:
         report.problems.append(str(err))
         return [False]
     report.commits += len(commits)
-    lost = _refs_past_the_end(store, name, valid_end)
+    lost = lost_commits(store, name, commits, valid_end, rows or {})
     torn = log.size() - valid_end
     if lost:
-        report.problems.append(lost)
-    elif torn:
-        if repair:
-            with store.lock(name):
-                cut = log.repair_tail()
-            if cut:
-                report.repaired.append(
-                    f"{name}: cut {cut} bytes at the end of logs/{name}.jsonl: a last line without its "
-                    "newline, which a crash mid-append leaves (never acknowledged)"
-                )
-        else:
-            report.problems.append(
-                f"{name}: torn last line ({torn} bytes without a newline: a crash mid-append); "
-                "`session fsck --repair` cuts it"
+        report.problems.append(lost)  # never repaired: only restoring the log brings them back
+    if torn and repair:
+        with store.lock(name):
+            done = cut_tail(store, name)
+        if done:
+            what = (
+                "the start of a lost commit's line (see the problem above)"
+                if lost
+                else "a last line without its newline, which a crash mid-append leaves (never acknowledged)"
             )
+            report.repaired.append(
+                f"{name}: cut {done[0]} bytes at the end of logs/{name}.jsonl: {what}; a copy is in {done[1]}"
+            )
+    elif torn and not lost:
+        report.problems.append(
+            f"{name}: torn last line ({torn} bytes without a newline: a crash mid-append); "
+            "`session fsck --repair` cuts it, keeping a copy in the trash"
+        )
     _check_counts(store, name, commits, lines, report)
     _check_refs(store, name, commits, repair and not lost, report)
     return [True]
-
-
-def _refs_past_the_end(store: SessionStore, name: str, valid_end: int) -> str | None:
-    """The problem when a checkpoint ref points at or past the log's end: acknowledged commits are gone."""
-    past = [
-        ref
-        for _, ref in store.refs.entries(name)
-        if not isinstance(ref, CorruptObjectError) and ref.offset >= valid_end
-    ]
-    if not past:
-        return None
-    return (
-        f"{name}: the log ends at byte {valid_end} but {past[0].name} points at byte {past[0].offset}: "
-        f"acknowledged commits are missing (the log was truncated); restore logs/{name}.jsonl from git or a "
-        "backup (nothing was cut)"
-    )
 
 
 def _check_counts(
@@ -363,11 +359,16 @@ def gc(
     if store.on_object_storage:
         return _gc_objects(store, cutoff, dry_run=dry_run, progress=progress)
     tracked = None if include_committed else git_tracked_objects(store)
-    with store.store_lock(), gc_exclusive(store.locks_dir, store.settings.lock_timeout_s):
+    with store.store_lock(), gc_exclusive(store.locks, store.settings.lock_timeout_s):
         # No writer is between a blob and its commit line now (DESIGN §2), so every blob a log will
         # reach is reached by a line already on disk: the scan below sees it.
         if stray := store.stray_logs():  # it may be a renamed log: its blobs would look unreachable
             raise SessionStoreError(f"gc refused: logs/{stray[0]} is not a session log; move it out of logs/")
+        for path, kind in store.objects.irregular():  # what fsck names: a linked fan-out directory, ...
+            (store.objects.home / path.split("/")[0]).check()  # one that is a link or a file: refused
+            raise SessionStoreError(
+                f"gc refused: objects/{path} is {kind}, not a blob; move it out of the store"
+            )
         reachable = _all_reachable(store)
         for path in also_reaching() if also_reaching is not None else ():
             reachable |= blobs_named(path)
@@ -379,7 +380,7 @@ def gc(
                 continue
             path = store.objects.path(oid)
             try:
-                st = path.stat()
+                st = path.lstat()
             except FileNotFoundError:
                 continue
             freed = st.st_size if st.st_mtime <= cutoff else None
@@ -392,7 +393,7 @@ def gc(
             store.objects.settle_pruning(reachable)  # what a gc that crashed mid-prune left aside
         for tmp in store.objects.stray_temps():
             try:
-                old = tmp.stat().st_mtime < time.time() - 3600
+                old = tmp.lstat().st_mtime < time.time() - 3600
             except FileNotFoundError:
                 continue  # a writer finished with it meanwhile
             if old and not dry_run:

@@ -34,7 +34,8 @@ from typing import Protocol
 import orjson
 
 from sessionstore.errors import SessionStoreError
-from sessionstore.plumbing.fsutil import atomic_replace, fsync_dir, read_regular, temp_files
+from sessionstore.plumbing.fsutil import atomic_replace, fsync_dir, read_regular
+from sessionstore.plumbing.storedir import StoreDir
 
 
 class SessionStore(Protocol):
@@ -42,6 +43,9 @@ class SessionStore(Protocol):
 
     @property
     def root(self) -> Path: ...
+
+    @property
+    def top(self) -> StoreDir: ...
 
     def lock(self, name: str) -> AbstractContextManager[None]: ...
 
@@ -119,19 +123,31 @@ def _pair(value: object) -> tuple[str, str]:
     return _relative(value[0]), _relative(value[1])
 
 
-def trash_dir(store: SessionStore) -> Path:
-    return store.root / TRASH
+def trash_dir(store: SessionStore) -> StoreDir:
+    return store.top / TRASH
 
 
-def titles_dir(store: SessionStore) -> Path:
-    return store.root / TITLES
+def titles_dir(store: SessionStore) -> StoreDir:
+    return store.top / TITLES
+
+
+def at(store: SessionStore, path: str) -> Path:
+    """Store-relative `path` (`trash/x.STAMP/log.jsonl`), every directory on the way checked and
+    `path` itself refused if it is a symlink (`StoreDir.entry`): what every move reads, renames or
+    removes."""
+    return directory_of(store, path).entry(path.rpartition("/")[2])
+
+
+def directory_of(store: SessionStore, path: str) -> StoreDir:
+    """The directory store-relative `path` is in."""
+    return store.top.below(path.rpartition("/")[0])
 
 
 def stray_temps(store: SessionStore) -> list[Path]:
     """The `.tmp-*` files a crash mid-write left in `trash/` (a journal) and `titles/` (a title):
     regular files only. Both are written under a session lock, so with writers held off (gc) none is
     in use."""
-    return [*temp_files(trash_dir(store)), *temp_files(titles_dir(store))]
+    return [*trash_dir(store).temp_files(), *titles_dir(store).temp_files()]
 
 
 def rename_durably(src: Path, dst: Path) -> bool:
@@ -147,12 +163,12 @@ def rename_durably(src: Path, dst: Path) -> bool:
 
 
 def set_aside(store: SessionStore, path: Path, what: str) -> None:
-    """Move `path` (if it exists) to `trash/.stale-<what>-<token>`: out of a name's way, not deleted."""
+    """Move `path` (if it exists; checked by the caller: `at`) to `trash/.stale-<what>-<token>`: out
+    of a name's way, not deleted."""
     import secrets
 
     if os.path.lexists(path):
-        trash_dir(store).mkdir(exist_ok=True)
-        rename_durably(path, trash_dir(store) / f".stale-{what}-{secrets.token_hex(6)}")
+        rename_durably(path, trash_dir(store).make() / f".stale-{what}-{secrets.token_hex(6)}")
 
 
 def run(store: SessionStore, move: Move) -> None:
@@ -160,20 +176,21 @@ def run(store: SessionStore, move: Move) -> None:
     import dataclasses
     import secrets
 
+    for path in move.paths():  # every place it touches is checked before anything moves
+        at(store, path)
     with suppress(FileNotFoundError):  # no log: nothing to tell apart later
-        move = dataclasses.replace(move, inode=os.lstat(store.root / move.log[0]).st_ino)
-    trash_dir(store).mkdir(exist_ok=True)
-    journal = trash_dir(store) / f"{JOURNAL_PREFIX}{secrets.token_hex(8)}.json"
+        move = dataclasses.replace(move, inode=os.lstat(at(store, move.log[0])).st_ino)
+    journal = trash_dir(store).make() / f"{JOURNAL_PREFIX}{secrets.token_hex(8)}.json"
     atomic_replace(journal, move.to_json())
     staging = _staging(journal)
     staging.mkdir()
     fsync_dir(staging.parent)
     if move.made is not None:
-        (store.root / move.made).mkdir()
-        fsync_dir((store.root / move.made).parent)
+        os.mkdir(at(store, move.made))
+        fsync_dir(at(store, move.made).parent)
     for i, (src, _) in enumerate(move.followers):
-        rename_durably(store.root / src, staging / str(i))
-    rename_durably(store.root / move.log[0], store.root / move.log[1])  # the commit point
+        rename_durably(at(store, src), staging / str(i))
+    rename_durably(at(store, move.log[0]), at(store, move.log[1]))  # the commit point
     _settle(store, journal, move, forward=True)
 
 
@@ -186,19 +203,18 @@ def _settle(store: SessionStore, journal: Path, move: Move, *, forward: bool) ->
     directories the move made or emptied, and delete staging, then the journal."""
     staging = _staging(journal)
     for i, (src, dst) in enumerate(move.followers):
-        staged, target = staging / str(i), store.root / (dst if forward else src)
+        staged, where = staging / str(i), dst if forward else src
         if not os.path.lexists(staged):
             continue
+        target = at(store, where)
         if os.path.lexists(target):  # taken meanwhile (a ref recreated from the log): keep both
             set_aside(store, staged, "-".join(PurePosixPath(src).parts[-2:]))
         else:
-            if not target.parent.is_dir():  # `titles/` before the first title, say
-                target.parent.mkdir(parents=True)
-                fsync_dir(target.parent.parent)
+            directory_of(store, where).make()  # `titles/` before the first title, say
             rename_durably(staged, target)
     leftover = move.emptied if forward else move.made
     if leftover is not None:
-        _remove_if_empty(store.root / leftover)
+        _remove_if_empty(at(store, leftover))
     _remove_if_empty(staging)
     journal.unlink(missing_ok=True)
     fsync_dir(journal.parent)
@@ -227,12 +243,10 @@ class Interrupted:
 
 def interrupted(store: SessionStore) -> list[Interrupted]:
     """Every move journal in the trash, in name order."""
-    try:
-        names = sorted(os.listdir(trash_dir(store)))
-    except (FileNotFoundError, NotADirectoryError):
-        return []
+    trash = trash_dir(store)
+    names = sorted(trash.listdir())
     return [
-        Interrupted(trash_dir(store) / name, _read(trash_dir(store) / name))
+        Interrupted(trash.path / name, _read(trash.path / name))
         for name in names
         if name.startswith(JOURNAL_PREFIX) and name.endswith(".json")
     ]
@@ -262,7 +276,7 @@ def finish(store: SessionStore, found: Interrupted) -> str | None:
             held.enter_context(store.lock(name))
         if _read(found.journal) != move:
             return None  # finished by another process meanwhile
-        src, dst = (store.root / p for p in move.log)
+        src, dst = (at(store, p) for p in move.log)
         if _is_moved_log(dst, move):
             _settle(store, found.journal, move, forward=True)
             return f"finished `{move.what}`, interrupted after its log moved"

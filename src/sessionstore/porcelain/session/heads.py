@@ -15,10 +15,10 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import Any
 
-from sessionstore.errors import SessionStoreError
+from sessionstore.errors import SessionStoreError, StorePathError
 from sessionstore.plumbing.collector import paused_gc
 from sessionstore.plumbing.commits import Commit
-from sessionstore.plumbing.fsutil import atomic_replace, check_store_dir, fsync_dir, read_regular
+from sessionstore.plumbing.fsutil import atomic_replace, read_regular
 from sessionstore.porcelain.session.heads_file import (
     HEADS_FILE,
     HeadRow,
@@ -31,6 +31,7 @@ from sessionstore.porcelain.session.heads_file import (
     title_key,
 )
 from sessionstore.porcelain.session.layout import SessionInfo, StoreLayout
+from sessionstore.porcelain.session.log_marks import mark_of, next_mark
 from sessionstore.porcelain.session.log_stats import (
     count_checkpoints,
     head_in,
@@ -74,10 +75,11 @@ def infos(
 
 class HeadsCache:
     """`index/sessions.json`: each session's row (its log's (size, mtime_ns, ctime_ns, inode), its
-    refs directory's (mtime_ns, inode) and checkpoint count, derived title, the caller's cells and the
+    refs directory's (mtime_ns, inode) and checkpoint count, derived title, the caller's cells, the
     title's key: how many of the log's first bytes it came from and their sha256, so it outlives a
-    change that leaves them) and its head commit, like git's index. Derived data, never trusted
-    blindly:
+    change that leaves them, and the log's high mark, `log_marks`) and its head commit, like git's
+    index. A log too new to cache keeps a row of its mark alone, when it had one (size -1: never a
+    hit). Derived data, never trusted blindly:
 
     - an entry is used only while the log's key is unchanged and was not changing when it was read
       (mtime at least `_RACY_NS` before the read, git's "racily clean" rule); every other log is read;
@@ -96,7 +98,9 @@ class HeadsCache:
 
     def __init__(self, layout: StoreLayout) -> None:
         self.layout = layout
-        self.path = layout.root / HEADS_FILE
+        self.home = layout.top / HEADS_FILE.parent.name
+        """`index/` (checked by every use)."""
+        self.path = self.home.path / HEADS_FILE.name
 
     # -- the file -----------------------------------------------------------------------------------
 
@@ -109,8 +113,8 @@ class HeadsCache:
         return entries_of(snapshot.rows)
 
     def _read(self) -> Snapshot:
+        self.home.check()  # a linked index/ is refused, never taken for a missing cache
         with suppress(OSError, SessionStoreError):
-            check_store_dir(self.path.parent)
             return Snapshot(read_regular(self.path, what=str(HEADS_FILE)))
         return Snapshot(b"")
 
@@ -118,12 +122,8 @@ class HeadsCache:
         """Write `memo`, `rows` (cells under `tag`) and their heads, one JSON line each in the rows'
         order."""
         data = encode(memo, tag, rows, heads)
-        directory = self.path.parent
-        check_store_dir(directory)
-        if not directory.is_dir():
-            directory.mkdir()
-            fsync_dir(self.layout.root)
-        if not (directory / ".gitignore").exists():  # stores made before GITIGNORE listed index/
+        directory = self.home.make()
+        if not os.path.lexists(directory / ".gitignore"):  # stores made before GITIGNORE listed index/
             atomic_replace(directory / ".gitignore", b"*\n")
         atomic_replace(self.path, data)
 
@@ -161,7 +161,7 @@ class HeadsCache:
             old = self._read()
             known = old.memo
             stats: dict[str, os.stat_result] | None = {} if known is None else None  # no memo to hit
-            now = stamp(self.layout.logs_dir, self.layout.refs.dir, stats)
+            now = stamp(self.layout.logs, self.layout.refs.home, stats)
             if known is not None and known[0] == tag and known[1] == now:
                 return known[2], known[3]
             walk = _Walk(self, old, derive, cells, tag)
@@ -177,7 +177,7 @@ class HeadsCache:
         checkpoint count than the log's own. Entries for changed or removed logs are not problems:
         they are never used.
         """
-        if not self.path.exists():
+        if not os.path.lexists(self.home.check() / HEADS_FILE.name):
             return []
         fix = "`session fsck --repair` rebuilds it (it is derived from the logs)"
         snapshot = self._read()
@@ -187,7 +187,8 @@ class HeadsCache:
         position = {name: i for i, name in enumerate(snapshot.rows)}
         layout = self.layout
         problems = []
-        for name, st in log_stats(layout.logs_dir):
+        with_refs = ref_dirs(layout.refs.home)  # checks refs/checkpoints
+        for name, st in log_stats(layout.logs):
             row = row_of(snapshot.rows.get(name))
             if row is None or not row.same_log(st):
                 continue
@@ -195,8 +196,8 @@ class HeadsCache:
                 head = layout.log(name).head()
             except SessionStoreError:
                 continue  # the log's own check names it
-            refs = refs_key(layout.refs.dir, name)
-            counted = count_checkpoints(layout.refs.dir, name) if refs is not None else 0
+            refs = refs_key(layout.refs.home, name) if name in with_refs else None
+            counted = count_checkpoints(layout.refs.home, name) if refs is not None else 0
             if head != cached_head(heads[position[name]]):
                 problems.append(
                     f"{HEADS_FILE}: session {name!r} is cached at another head than its log's: {fix}"
@@ -210,7 +211,7 @@ class HeadsCache:
 
     def rebuild(self) -> None:
         """Rewrite the cache from the logs alone (`session fsck --repair`)."""
-        self.path.unlink(missing_ok=True)
+        (self.home.check() / HEADS_FILE.name).unlink(missing_ok=True)
         self.infos(None, cached=False)
 
 
@@ -269,13 +270,13 @@ class _Walk:
         celled = self.cells is not None  # a complete hit holds cells (else they are made)
         titled = self.derive is not None
         with_heads = self.with_heads
-        refs_dir = layout.refs.dir
+        refs_dir = layout.refs.home
         with_refs = ref_dirs(refs_dir)
-        for name, st in log_stats(layout.logs_dir, cached, stats):
+        for name, st in log_stats(layout.logs, cached, stats):
             refs = refs_key(refs_dir, name) if name in with_refs else None
             raw = cached.get(name)
             try:  # `HeadRow`'s fields, by name, at the cost of one unpacking (10,000 rows a listing)
-                size, mtime_ns, ctime_ns, inode, row_refs, checkpoints, title, cells, _ = raw  # type: ignore[misc]
+                size, mtime_ns, ctime_ns, inode, row_refs, checkpoints, title, cells, _, _ = raw  # type: ignore[misc]
             except (TypeError, ValueError):  # none, or malformed: a miss
                 self._session(name, st, refs, None, None)
                 continue
@@ -309,7 +310,7 @@ class _Walk:
         start: bytes | None = None
         whole = False
         if hit is None:  # one read of the log's start serves its head too when the log is that short
-            start, whole = read_start(self.layout.logs_dir, name)
+            start, whole = read_start(self.layout.logs, name)
             head = self.fresh[name] = head_in(start, whole, name) or self.layout.log(name).head()
         elif self.with_heads:
             head = self.old.head(self.layout, name)
@@ -321,10 +322,18 @@ class _Walk:
         self.rows.append(
             (name, checkpoints, "" if self.derive is not None and title is None else title, made)
         )
+        # a hit's own mark is looked at only when its row is made again (most listings: never)
+        mark = _MISS if hit is not None else next_mark(self.layout.logs, name, row, st.st_ino, head)
         if st.st_mtime_ns > self.settled or (
             head is not _MISS and head is not None and head.size > _MAX_CACHED_LINE
         ):
             self.settled_all = False  # nothing remembered of this listing
+            if mark is _MISS:
+                mark = mark_of(hit)
+            if mark is not None and mark_of(row) is not None:  # but a mark it held, always
+                kept = HeadRow(-1, -1, -1, st.st_ino, None, None, None, None, None, list(mark))
+                self.entries[name] = kept  # never a hit (size -1)
+                self.changed = self.changed or kept != row
             return
         if refs is not None and refs[0] > self.settled:
             refs, self.settled_all = None, False  # its count is not cached yet
@@ -340,9 +349,12 @@ class _Walk:
         ):
             self.entries[name] = hit  # unchanged: no copy, and no deep comparison at the end
             return
+        if mark is _MISS:
+            mark = mark_of(hit)
         self.entries[name] = HeadRow(
-            st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, refs, counted, title, made, key
-        )
+            st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, refs, counted, title, made, key,
+            None if mark is None else list(mark),
+        )  # fmt: skip
         self.changed = True
 
     def _title(
@@ -355,7 +367,7 @@ class _Walk:
         if hit is not None and hit.title is not None:
             return hit.title, hit.title_key
         if start is None:
-            start, whole = read_start(self.layout.logs_dir, name)
+            start, whole = read_start(self.layout.logs, name)
         if row is not None and (kept := row.kept_title(start)) is not None:
             return kept, row.title_key  # the bytes it came from are still the log's first
         found = self.derive(self.layout, name, start, whole)
@@ -370,7 +382,7 @@ class _Walk:
             return 0
         if hit is not None and hit.refs == refs and hit.checkpoints is not None:
             return hit.checkpoints
-        return count_checkpoints(self.layout.refs.dir, name)
+        return count_checkpoints(self.layout.refs.home, name)
 
     def _cells(self, name: str, hit: HeadRow | None, head: Any) -> Any:
         """The caller's cells for the session's head: the cached ones when made under this tag."""
@@ -394,8 +406,12 @@ class _Walk:
         if self.changed or stale or renew:
             fresh, layout = self.fresh, self.layout
             lines = [head_line(fresh[name]) if name in fresh else old.line(layout, name) for name in entries]
-            with suppress(OSError, SessionStoreError, TypeError):  # a read-only store still lists
+            try:
                 self.cache.save(self.tag, entries, lines, memo if make is not None else old.memo)
+            except StorePathError:
+                raise  # a linked index/ is refused, never skipped
+            except (OSError, SessionStoreError, TypeError):  # a read-only store still lists
+                pass
         if make is not None and value is None:
             value = make(rows)
         return value

@@ -31,7 +31,7 @@ HEADS_FILE = Path("index") / "sessions.json"
 FIELDS = tuple(f.name for f in fields(Commit))
 """A cached head is its commit's fields, `session` included: the dict becomes the rebuilt commit's
 own `__dict__` (see `commit_of`), so a hit copies nothing."""
-MAGIC = b"sessionstore-heads 5 " + ",".join(FIELDS).encode() + b" "
+MAGIC = b"sessionstore-heads 6 " + ",".join(FIELDS).encode() + b" "
 """The header names the fields: a cache written for another `Commit` is not in this format (rebuilt),
 so entries, written by this module alone and checksummed, need no per-entry check of their keys."""
 ENTRY_ERRORS = (TypeError, IndexError, KeyError, AttributeError, ValueError)
@@ -63,6 +63,10 @@ class HeadRow(NamedTuple):
     title_key: list[Any] | None
     """[bytes of the log's start the title came from, their sha256]: the title outlives a change
     that leaves them (None: kept only while the log is unchanged)."""
+    mark: list[Any] | None
+    """[seq, offset, end, id] of the newest commit a listing saw in this file (`log_marks`): how long
+    the log was, kept when it no longer holds it (None: none seen). A row of a log too new to cache
+    holds its mark alone (size -1: never used as a hit)."""
 
     def same_log(self, st: Any) -> bool:
         """Whether this entry was cached for the log in the state `st` (an `os.stat_result`)

@@ -18,6 +18,7 @@ read the same values.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -28,12 +29,13 @@ from sessionstore.accounting.settings import Settings, find_pyproject
 from sessionstore.errors import NotAStoreError, SessionStoreError, UnknownRevision
 from sessionstore.plumbing.commits import Commit
 from sessionstore.plumbing.file_backend import FileBackend
-from sessionstore.plumbing.fsutil import atomic_replace, fsync_dir
+from sessionstore.plumbing.fsutil import atomic_replace, fsync_dir, read_regular
 from sessionstore.plumbing.locks import STORE_LOCK, locked
 from sessionstore.plumbing.logs import Log
 from sessionstore.plumbing.names import check_name
 from sessionstore.plumbing.objects import ObjectStore
 from sessionstore.plumbing.refs import RefStore
+from sessionstore.plumbing.storedir import StoreDir
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -46,6 +48,11 @@ DEFAULT_DIRNAME = ".sessions"
 STORE_ENV = "SESSIONSTORE_DIR"
 GITIGNORE = b"locks/\nindex/\n"
 """Neither travels: locks are per machine, index/ is derived from the logs (see `HeadsCache`)."""
+STORE_DIRS = (
+    "objects", "logs", "refs", "refs/checkpoints", "locks", "locks/importing", "trash", "titles", "index",
+)  # fmt: skip
+"""Every directory at a fixed place in a store (DESIGN §2 and the porcelain's own: an import's staging,
+the trash, titles, the caches): each checked when a store is opened, and by every use."""
 GITATTRIBUTES = b"* -text\n"
 """Blobs are named by the sha256 of their exact bytes: git must never convert their line endings."""
 
@@ -133,11 +140,12 @@ class SessionInfo(NamedTuple):
 class StoreLayout:
     """A store directory and its settings: blobs, logs, checkpoint refs, locks and MEMORY.md."""
 
-    def __init__(self, root: Path, settings: Settings, backend: Backend | None = None) -> None:
+    def __init__(self, root: Path | StoreDir, settings: Settings, backend: Backend | None = None) -> None:
         self.backend: Any = backend if backend is not None else FileBackend(root)
         """Where blobs, commit chains and refs are kept (plumbing/backend.py's interfaces): the
-        directory `root` by default, or object storage (`root` is then the store's URL)."""
-        self.root = root
+        directory `root` by default, or object storage (`root` is then the store's URL). An import's
+        staging store is a `StoreDir` below the real store's root, so its paths are checked from there."""
+        self.root = root.path if isinstance(root, StoreDir) else root
         self.settings = settings
         """Loaded once when the store is opened (see the module docstring); every layer reads these."""
         self.objects: ObjectStore = self.backend.objects
@@ -163,6 +171,20 @@ class StoreLayout:
             )
 
     @property
+    def top(self) -> StoreDir:
+        """The store's directory as a `StoreDir`: every path below it is reached from it (`top /
+        "trash"`) and checked on use (plumbing/storedir.py). A one-line error on object storage."""
+        return self.backend.top
+
+    @property
+    def logs(self) -> StoreDir:
+        return self.backend.logs
+
+    @property
+    def locks(self) -> StoreDir:
+        return self.backend.locks
+
+    @property
     def logs_dir(self) -> Path:
         """The directory of the log files (refused with a one-line error on object storage)."""
         return self.backend.logs_dir
@@ -181,15 +203,21 @@ class StoreLayout:
     @staticmethod
     def check(root: Path, *, create: bool) -> None:
         """Make sure `root` is a store of this format, creating it when `create` (else NotAStoreError)."""
-        version = root / "VERSION"
-        if not version.is_file():
+        version: bytes | None = None
+        if root.is_dir():  # never through a link: a VERSION that is one is refused, not followed
+            with contextlib.suppress(FileNotFoundError):
+                version = read_regular(root / "VERSION", what="the store's VERSION file")
+        if version is None:
             if not create:
                 raise NotAStoreError(f"{root} is not a session store: run `session init` (or pass --store)")
             StoreLayout.create(root)
-        elif (found := version.read_text("ascii", errors="replace").strip()) != FORMAT_VERSION:
+        elif (found := version.decode("ascii", errors="replace").strip()) != FORMAT_VERSION:
             raise NotAStoreError(
                 f"{root} has store format {found!r}, this sessionstore reads {FORMAT_VERSION!r}: upgrade it"
             )
+        top = StoreDir(root)
+        for sub in STORE_DIRS:  # ~10 lstats: a command never starts on a store with a linked directory
+            top.below(sub).check()
 
     @staticmethod
     def create(root: Path) -> None:
@@ -197,8 +225,9 @@ class StoreLayout:
         if root.exists() and not root.is_dir():
             raise NotAStoreError(f"{root} exists and is not a directory: choose another --store path")
         try:
+            root.mkdir(parents=True, exist_ok=True)
             for sub in ("objects", "logs", "refs/checkpoints", "locks"):
-                (root / sub).mkdir(parents=True, exist_ok=True)
+                StoreDir(root).below(sub).make(sync=False)  # VERSION's rename below syncs the root
             atomic_replace(root / ".gitignore", GITIGNORE)
             atomic_replace(root / ".gitattributes", GITATTRIBUTES)
             atomic_replace(root / "VERSION", f"{FORMAT_VERSION}\n".encode())  # last: marks it complete
@@ -243,10 +272,7 @@ class StoreLayout:
         """Head commit and checkpoint count of `name`, without loading any message."""
         if self.on_object_storage:
             return SessionInfo(name, self.log(name).head(), len(self.refs.numbers(name)))
-        try:
-            checkpoints = sum(1 for k in os.listdir(self.refs.dir / check_name(name)) if k.isdigit())
-        except FileNotFoundError:
-            checkpoints = 0
+        checkpoints = sum(1 for k in self.refs.session_dir(name).listdir() if k.isdigit())
         return SessionInfo(name, self.log(name).head(), checkpoints)
 
     def close_names(self, name: str) -> list[str]:
@@ -281,5 +307,5 @@ class StoreLayout:
         if self.on_object_storage:
             yield
             return
-        with locked(self.locks_dir, STORE_LOCK, self.settings.lock_timeout_s, what=f"store {self.root}"):
+        with locked(self.locks, STORE_LOCK, self.settings.lock_timeout_s, what=f"store {self.root}"):
             yield

@@ -24,7 +24,7 @@ def blob_origins(store: StoreLayout, name: str, *, all_history: bool) -> list[tu
             first.setdefault(blob, commit)
     if all_history:
         return list(first.items())
-    from sessionstore.porcelain.session.writer import state_at  # only for the current state
+    from sessionstore.porcelain.session.writer import state_of  # only for the current state
 
-    blobs, _ = state_at(store, commits[-1])
+    blobs, _ = state_of(commits)  # the scan above read the whole log: no second read of it
     return [(blob, first[blob]) for blob in dict.fromkeys(blobs)]

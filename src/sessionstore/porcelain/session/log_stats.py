@@ -14,16 +14,15 @@ import os
 import stat
 from array import array
 from collections.abc import Collection, Iterator
-from contextlib import contextmanager, suppress
-from pathlib import Path
+from contextlib import contextmanager
 
 from sessionstore.plumbing.commits import Commit, parse_line
-from sessionstore.plumbing.fsutil import check_store_dir
 from sessionstore.plumbing.names import is_valid_name
+from sessionstore.plumbing.storedir import StoreDir, refusal
 
 
 def log_stats(
-    logs_dir: Path, known: Collection[str] = (), taken: dict[str, os.stat_result] | None = None
+    logs: StoreDir, known: Collection[str] = (), taken: dict[str, os.stat_result] | None = None
 ) -> Iterator[tuple[str, os.stat_result]]:
     """(name, stat) of every session log, in name order: exactly what `StoreLayout.sessions` lists (a
     regular file, or a link to one that reading it then refuses). Names in `known` (a cache's, each
@@ -38,7 +37,7 @@ def log_stats(
             if (name not in unknown or is_valid_name(name)) and is_file(st.st_mode):
                 yield name, st
         return
-    with _logs(logs_dir, known) as (fd, names):
+    with _logs(logs, known) as (fd, names):
         is_file = stat.S_ISREG
         for name in names:
             try:
@@ -50,13 +49,12 @@ def log_stats(
 
 
 @contextmanager
-def _logs(logs_dir: Path, known: Collection[str]) -> Iterator[tuple[int, list[str]]]:
+def _logs(logs: StoreDir, known: Collection[str]) -> Iterator[tuple[int, list[str]]]:
     """The open logs/ directory and the session names its `.jsonl` entries give, sorted as
     `sessions` sorts them ("a" before "a-b", not by file name); only names not in `known` are
     checked (one set difference, not a check per log). Nothing when there is no logs/."""
-    check_store_dir(logs_dir)
     try:
-        fd = os.open(logs_dir, os.O_RDONLY | os.O_DIRECTORY)
+        fd = os.open(logs.check(), os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except FileNotFoundError:
         yield -1, []
         return
@@ -71,45 +69,52 @@ def _logs(logs_dir: Path, known: Collection[str]) -> Iterator[tuple[int, list[st
         os.close(fd)
 
 
-def ref_dirs(refs_dir: Path) -> set[str]:
-    """Names with a checkpoint refs directory (or anything in its place): one listing."""
-    try:
-        return set(os.listdir(refs_dir))
-    except (FileNotFoundError, NotADirectoryError):
-        return set()
+def ref_dirs(refs: StoreDir) -> set[str]:
+    """Names with a checkpoint refs directory (or anything in its place): one listing of
+    `refs/checkpoints`, checked (`StorePathError` if it is linked)."""
+    return set(refs.listdir())
 
 
-def refs_key(refs_dir: Path, name: str) -> list[int] | None:
-    """(mtime_ns, inode) of `name`'s refs directory: a ref is only ever added or removed by a rename
-    or unlink in it, which moves its mtime, so an unchanged key means an unchanged count."""
+def _refs_stat(refs: StoreDir, name: str) -> os.stat_result | None:
+    """The lstat of `name`'s refs directory (None: absent), a link in its place refused. `refs`
+    itself is checked by the listing that asked (`ref_dirs`, `stamp`): one lstat per session."""
+    path = f"{refs.text}/{name}"
     try:
-        st = os.stat(refs_dir / name)
+        st = os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    return [st.st_mtime_ns, st.st_ino]
+    if stat.S_ISLNK(st.st_mode):
+        raise refusal(path, st.st_mode)
+    return st
 
 
-def count_checkpoints(refs_dir: Path, name: str) -> int:
+def refs_key(refs: StoreDir, name: str) -> list[int] | None:
+    """(mtime_ns, inode) of `name`'s refs directory: a ref is only ever added or removed by a rename
+    or unlink in it, which moves its mtime, so an unchanged key means an unchanged count."""
+    st = _refs_stat(refs, name)
+    return None if st is None else [st.st_mtime_ns, st.st_ino]
+
+
+def count_checkpoints(refs: StoreDir, name: str) -> int:
     """What `StoreLayout.info` counts: the entries of the refs directory named by a number."""
     try:
-        return sum(1 for k in os.listdir(refs_dir / name) if k.isdigit())
-    except (FileNotFoundError, NotADirectoryError):
+        return sum(1 for k in (refs / name).listdir() if k.isdigit())
+    except NotADirectoryError:
         return 0
 
 
-def stamp(logs_dir: Path, refs_dir: Path, keep: dict[str, os.stat_result] | None = None) -> str:
+def stamp(logs: StoreDir, refs: StoreDir, keep: dict[str, os.stat_result] | None = None) -> str:
     """The sha256 of every entry of logs/ in the order listed, and of each `.jsonl` entry's stat
     (mode, size, mtime, ctime, inode) with its refs directory's key, hashed as it comes (ints and
     tuples of ints hash the same in every process, and a change of one field always changes the
     hash). One stat per log and nothing else per entry: an added, removed or changed entry, a stray
     file's included, changes it; equal stamps mean every log and refs directory is as it was.
     `keep`: filled with each `.jsonl` entry's stat, for a listing about to read them (`log_stats`)."""
-    check_store_dir(logs_dir)
     try:
-        fd = os.open(logs_dir, os.O_RDONLY | os.O_DIRECTORY)
+        fd = os.open(logs.check(), os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except FileNotFoundError:
         return ""
-    with_refs = {f"{name}.jsonl" for name in ref_dirs(refs_dir)}
+    with_refs = {f"{name}.jsonl" for name in ref_dirs(refs)}
     hashes: list[int] = []
     try:
         entries = os.listdir(fd)
@@ -122,12 +127,10 @@ def stamp(logs_dir: Path, refs_dir: Path, keep: dict[str, os.stat_result] | None
                     continue
                 if keep is not None:
                     keep[entry] = st
-                refs = (-1, -1)
-                if entry in with_refs:
-                    with suppress(OSError):
-                        refs_st = os.stat(refs_dir / entry[:-6])
-                        refs = (refs_st.st_mtime_ns, refs_st.st_ino)
-                hashes.append(hash((st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, refs)))
+                key = (-1, -1)
+                if entry in with_refs and (refs_st := _refs_stat(refs, entry[:-6])) is not None:
+                    key = (refs_st.st_mtime_ns, refs_st.st_ino)
+                hashes.append(hash((st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, key)))
     finally:
         os.close(fd)
     text = "\n".join(entries).encode("utf-8", "surrogateescape")
@@ -140,11 +143,12 @@ and the first lines a derived title comes from)."""
 _OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
 
 
-def read_start(logs_dir: Path, name: str) -> tuple[bytes, bool]:
+def read_start(logs: StoreDir, name: str) -> tuple[bytes, bool]:
     """Up to `START` bytes from the start of `name`'s log and whether they are all of it; (b"",
-    False) when it cannot be opened as a regular file here (`Log.head` then says why)."""
+    False) when it cannot be opened as a regular file here (`Log.head` then says why). The listing
+    asking has checked logs/ (`log_stats`)."""
     try:
-        fd = os.open(f"{logs_dir}/{name}.jsonl", _OPEN)
+        fd = os.open(f"{logs.text}/{name}.jsonl", _OPEN)
     except OSError:
         return b"", False
     try:

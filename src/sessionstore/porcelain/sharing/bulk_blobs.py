@@ -22,23 +22,24 @@ if TYPE_CHECKING:
     from sessionstore.porcelain.session.layout import StoreLayout as SessionStore
 
 
-def write_objects(store: SessionStore, blobs: dict[str, bytes], paths: dict[str, Path] | None = None) -> None:
+def write_objects(store: SessionStore, blobs: dict[str, bytes]) -> None:
     """Write many verified blobs durably, then sync each touched fan-out directory once.
 
     Returns only when every blob and its directory entry is durable, so lines naming them may
     follow. On Linux the blobs are written to temp files, made durable together by one `syncfs` of the
     store's filesystem, and only then linked into place (one sync for thousands of blobs: a pull of
     2,000 blobs spent 2 s in per-file syncs under load, 0.3 s this way). Elsewhere each temp file is
-    synced on its own, as `ObjectStore.write` does.
+    synced on its own, as `ObjectStore.write` does. Every fan-out directory is checked (or made)
+    through `ObjectStore.fan` before anything is written: a link in the place of `objects/` or of
+    one of them is refused (`StorePathError`), and nothing is written.
     """
-    if paths is None:  # where each blob goes (`ObjectStore.path`), when the caller has not asked yet
-        paths = {oid: store.objects.path(oid) for oid in blobs}
-    fans = {path.parent for path in paths.values()}
-    new_fan = False
-    for fan in fans:
-        if not fan.is_dir():
-            fan.mkdir(parents=True, exist_ok=True)
-            new_fan = True
+    dirs: dict[str, Path] = {}  # fan-out directory -> its path, checked (made when absent)
+    paths: dict[str, Path] = {}
+    for oid in blobs:
+        fan = store.objects.fan(oid)
+        if fan.rel not in dirs:
+            dirs[fan.rel] = fan.make()  # syncs objects/ when it makes one
+        paths[oid] = dirs[fan.rel] / oid[2:]
     syncfs = _syncfs()
     temps: list[tuple[Path, Path]] = []
     try:
@@ -47,7 +48,7 @@ def write_objects(store: SessionStore, blobs: dict[str, bytes], paths: dict[str,
             tmp = write_temp(final.parent, data) if syncfs is None else _write_unsynced(final.parent, data)
             temps.append((tmp, final))
         if syncfs is not None:
-            syncfs(store.objects.dir)
+            syncfs(store.objects.home.check())
         for (tmp, final), (oid, data) in zip(temps, blobs.items(), strict=True):
             try:
                 os.link(tmp, final)  # never overwrites: an equal object written meanwhile wins
@@ -57,17 +58,16 @@ def write_objects(store: SessionStore, blobs: dict[str, bytes], paths: dict[str,
     finally:
         for tmp, _ in temps:
             tmp.unlink(missing_ok=True)
-    if len(fans) <= 2:  # starting threads costs more than a sync or two
-        for fan in fans:
+    touched = list(dirs.values())
+    if len(touched) <= 2:  # starting threads costs more than a sync or two
+        for fan in touched:
             fsync_dir(fan)
     else:
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max_workers=8, thread_name_prefix="sessionstore-pull") as pool:
-            for _ in pool.map(fsync_dir, fans):  # directory syncs wait on the journal: overlap them
+            for _ in pool.map(fsync_dir, touched):  # directory syncs wait on the journal: overlap them
                 pass
-    if new_fan:
-        fsync_dir(store.objects.dir)
 
 
 def _damaged(oid: str, final: Path, data: bytes) -> bool:

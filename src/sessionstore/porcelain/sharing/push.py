@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from sessionstore.errors import SessionStoreError
 from sessionstore.plumbing.commits import Commit
+from sessionstore.plumbing.fsutil import read_regular
 from sessionstore.plumbing.git import CatFile, Git, GitError
 from sessionstore.plumbing.names import is_valid_name
 from sessionstore.porcelain.sharing.secret_scan import refuse_secrets
@@ -180,7 +181,7 @@ def export(store: SessionStore, git: Git, names: Sequence[str]) -> dict[str, str
             else:
                 force = True
         if start < len(commits):
-            data = log.path.read_bytes()[:valid_end]
+            data = read_regular(log.path, what=f"log of session {name!r}")[:valid_end]
             plans.append((name, commits[start:], data, parent))
     if plans:
         git.fast_import(_stream(store, plans), force=force)

@@ -54,7 +54,6 @@ class Staged:
     head: Commit | None
     lines: list[bytes]
     blobs: dict[str, bytes]
-    paths: dict[str, Path]
 
 
 class Group:
@@ -69,14 +68,12 @@ class Group:
     def __init__(self) -> None:
         self.staged: list[Staged] = []
         self.blobs: dict[str, bytes] = {}
-        self.paths: dict[str, Path] = {}
         self.size = 0
 
     def add(self, staged: Staged) -> bool:
         """Hold `staged`; True when the group is full and should be landed."""
         self.staged.append(staged)
         self.blobs.update(staged.blobs)
-        self.paths.update(staged.paths)
         self.size += sum(map(len, staged.blobs.values())) + sum(map(len, staged.lines))
         return self.size >= self.MAX_BYTES or len(self.staged) >= self.MAX_SESSIONS
 
@@ -140,8 +137,7 @@ def stage(
         part,
         local_head,
         lines,
-        blobs,
-        {oid: paths[oid] for oid in blobs},  # type: ignore[arg-type]
+        blobs,  # type: ignore[arg-type]
     )
 
 
@@ -174,8 +170,8 @@ def land(
     lines in one fsynced append under its lock, refused alone when its head moved since it was read."""
     if not group.staged:
         return
-    with store_writes(store.locks_dir, store.settings.lock_timeout_s):
-        write_objects(store, group.blobs, group.paths)
+    with store_writes(store.locks, store.settings.lock_timeout_s):
+        write_objects(store, group.blobs)
         for staged in group.staged:
             changed = Refused(
                 f"session {staged.name!r} changed while pulling: nothing was pulled; pull again"
