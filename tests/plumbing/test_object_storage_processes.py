@@ -82,13 +82,13 @@ def test_kill_9_during_appends_loses_no_acknowledged_turn(s3_env: S3Server) -> N
 
 
 def test_gc_while_writers_append_removes_old_orphans_and_no_blob_a_commit_names(s3_env: S3Server) -> None:
-    """gc has no lock to hold writers off on object storage: its grace period (here 5 s, against an
+    """gc has no lock to hold writers off on object storage: its grace period (here 3 s, against an
     append's milliseconds) keeps every blob a commit is still being written for. Orphans older than
     it go; every commit the writers made, before, during and after the gc passes, reads whole."""
     from sessionstore.porcelain.store import SessionStore
 
     url = f"s3://{s3_env.bucket()}/gc"
-    grace_s = 5.0
+    grace_s = 3.0
     store = SessionStore.open(url, warm=False)  # creates the store
     backend = store.backend
     orphans = {backend.objects.write(f"orphan {i}\n".encode()) for i in range(20)}
