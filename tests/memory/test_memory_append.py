@@ -18,6 +18,9 @@ from sessionstore.memory.append import (
 from sessionstore.memory.compress import compress_memory_file
 from sessionstore.memory.document import headings, join_lines, split_lines, template_text
 
+DEFAULTS = Settings()  # the settings a store with no configuration has
+
+
 DAY = date(2026, 11, 29)
 
 SKELETON = """# Conversation summary
@@ -176,7 +179,7 @@ def test_an_offline_summary_becomes_its_goal_without_placeholders_or_repeats() -
         ModelRequest(parts=[UserPromptPart(content="Please fix the expired token path in src/auth.py")]),
         ModelResponse(parts=[TextPart("I fixed refresh() and added a test.")]),
     ]
-    line = one_line_summary(summarize_offline(history))
+    line = one_line_summary(summarize_offline(history, settings=DEFAULTS))
     assert line.startswith("Please fix the expired token path in src/auth.py")
     assert "none recorded" not in line and "extractive summary" not in line
     assert line.count("expired token path") == 1

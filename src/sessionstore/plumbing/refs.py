@@ -12,6 +12,7 @@ only); `stray_temps` lists such files for `session gc` to remove and `session fs
 from __future__ import annotations
 
 import os
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,14 +38,16 @@ class CheckpointRef:
         return f"checkpoints/{self.session}/{self.k}"
 
 
-class RefListing:
+class RefListing(ABC):
     """`entries` and `list` of a backend's refs, built on its `numbers` and `read` (one reading for all)."""
 
+    @abstractmethod
     def numbers(self, session: str) -> list[int]:
-        raise NotImplementedError
+        """The checkpoint numbers `session` has, ascending."""
 
+    @abstractmethod
     def read(self, session: str, k: int) -> CheckpointRef:
-        raise NotImplementedError
+        """Checkpoint `k` of `session` (`CorruptObjectError` when malformed)."""
 
     def entries(self, session: str) -> list[tuple[int, CheckpointRef | CorruptObjectError]]:
         """Every checkpoint of `session` by number, a malformed one as its error (fsck lists them all)."""

@@ -81,13 +81,14 @@ def skeleton(rec: Record, *, focus: str | None, budget: Budget) -> str:
 def summarize_offline(
     messages: Sequence[ModelMessage],
     *,
-    settings: Settings | None = None,
+    settings: Settings,
     focus: str | None = None,
     max_tokens: int | None = None,
     recall: str | None = None,
 ) -> str:
-    """The offline summary of `messages` within `max_tokens` (default: the settings' two budgets)."""
-    budget = Budget.of(settings or Settings(), max_tokens)
+    """The offline summary of `messages` within `max_tokens` (default: the settings' two budgets).
+    `settings` are the store's (DESIGN §10): its budgets decide what the summary holds."""
+    budget = Budget.of(settings, max_tokens)
     with paused_gc():  # its objects are acyclic: a full collection over a long history costs more
         rec = record(messages)
         return compose(skeleton(rec, focus=focus, budget=budget), rec, budget, recall=recall, work=True)
