@@ -1,5 +1,6 @@
-"""Does the file store get slower behind the backend interfaces (issue 32)? The product paths of a
-store directory, each version of the code in its own child process, interleaved, in one run.
+"""Does the file store get slower with a change (issue 32's backend interfaces, issue 29's one path
+helper)? The product paths of a store directory, each version of the code in its own child process,
+interleaved, in one run.
 
     git archive e222d3f^ src | tar -x -C /tmp/before       # the code before the backend indirection
     git archive e222d3f src | tar -x -C /tmp/indirection   # the indirection alone
