@@ -70,6 +70,10 @@ class Settings:
     tokenizer: str = setting("tokenizer", "bpe-openai")
     """The cl100k_base counter (DESIGN §6): "bpe-openai" (fast to load and count) or "tiktoken" (the
     reference); both give identical ids. Process-wide: the first store opened picks it."""
+    count_process: bool = setting("bool", True)
+    """Count a turn's longest texts in a second process while the writing thread encodes and checks
+    its blob (accounting/count_process.py): on where the process may use 2+ CPUs and the backend
+    holds the GIL (bpe-openai). Same counts either way. Process-wide, like `tokenizer`."""
     summary_max_tokens: int = setting("positive_int", 4_000)
     """Ceiling on a tier-2 summary's own text: the skeleton (a model's, or the offline one), the work
     log and the rules found in files. The user's words have their own budget."""

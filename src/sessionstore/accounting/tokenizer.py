@@ -56,6 +56,7 @@ __all__ = [
     "Counter",
     "TokenizerFileError",
     "backend",
+    "cached",
     "cl100k_path",
     "cl100k_ranks",
     "clear_cache",
@@ -63,9 +64,11 @@ __all__ = [
     "cut_point",
     "load_backend",
     "load_cl100k",
+    "loaded",
     "prefer",
     "preload",
     "preloading",
+    "remember",
     "reset",
 ]
 
@@ -391,7 +394,6 @@ def _uncached(text: str) -> int:
 
 def count(text: str) -> int:
     """cl100k_base tokens of `text` (`encode_ordinary`), from the cache when this text was counted."""
-    global _cache_chars
     if not text:
         return 0
     if len(text) < CACHE_MIN_CHARS:
@@ -402,6 +404,16 @@ def count(text: str) -> int:
     tokens = _uncached(text)
     if _counter is None:
         return tokens  # the characters/4 fallback is not worth remembering
+    remember(text, tokens)
+    return tokens
+
+
+def remember(text: str, tokens: int) -> None:
+    """Cache `tokens` as the count of `text` (the loaded backend's count of it, made elsewhere:
+    `count_process`). Texts shorter than `CACHE_MIN_CHARS` are not cached."""
+    global _cache_chars
+    if len(text) < CACHE_MIN_CHARS:
+        return
     with _cache_lock:
         if text not in _cache:
             _cache[text] = tokens
@@ -410,7 +422,16 @@ def count(text: str) -> int:
                 oldest = next(iter(_cache))
                 _cache_chars -= len(oldest) + CACHE_ENTRY_CHARS
                 del _cache[oldest]
-    return tokens
+
+
+def cached(text: str) -> bool:
+    """Whether `count(text)` is answered from the cache (short texts never are)."""
+    return text in _cache
+
+
+def loaded() -> Counter | None:
+    """The backend once it has loaded, without waiting for a load in progress (None until then)."""
+    return _counter if _loaded else None
 
 
 def _after_fork_in_child() -> None:

@@ -41,6 +41,7 @@ __all__ = [
     "estimate_tool_definitions",
     "estimate_total",
     "preload",
+    "texts_of",
     "wait_preloaded",
 ]
 
@@ -65,7 +66,25 @@ def count_text(text: str) -> int:
 
     Counted by `tokenizer.count`: the configured exact backend, with repeated long texts counted once.
     """
+    found = getattr(_gathering, "texts", None)
+    if found is not None:
+        found.append(text)
+        return 0
     return tokenizer.count(text)
+
+
+_gathering = threading.local()
+
+
+def texts_of(msgs: Iterable[ModelMessage]) -> list[str]:
+    """Every text `estimate_messages(msgs)` counts, in order, without counting any (this thread
+    only): what `count_process` sends ahead, so the estimate after it is made of cache hits."""
+    _gathering.texts = found = []
+    try:
+        estimate_messages(msgs)
+    finally:
+        _gathering.texts = None
+    return found
 
 
 _warmed: set[Callable[[], object]] = set()

@@ -1,7 +1,8 @@
 """A turn's blob on its way to disk while the rest of its commit is made (DESIGN §2, §3).
 
 `stage_turn` starts the blob's durable write on the object store's worker thread and counts the
-turn's messages meanwhile; the commit line is then built while the blob may still be syncing, and
+turn's messages meanwhile (its longest texts in the counting process, `accounting.count_process`,
+when one runs); the commit line is then built while the blob may still be syncing, and
 `writer.write_commit` waits for `StagedTurn.landed` before it appends the line: no line ever names a
 blob that is not durable, and the CPU work of a commit hides under its blob's syncs. For every writer
 of a turn's blob: `writer.Lockstep.commit_turn` and `FileConversationStore`.
@@ -13,6 +14,7 @@ import contextlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
+from sessionstore.accounting import count_process
 from sessionstore.accounting.tokens import estimate_messages
 from sessionstore.plumbing import codec
 
@@ -41,12 +43,22 @@ def stage_turn(
     The blob is encoded and staged here, then read back (decode before commit: an unreadable turn is
     refused here and nothing is stored) while the object store's thread syncs it, and tokenized
     while that thread names it and syncs its directory (`sizes`, when the caller has them, are taken
-    instead). The caller builds its commit line while the blob may still be syncing and hands
-    `landed` to `write_commit`, which waits for it before the line is appended: no line names a blob
+    instead). The turn's longest texts go to the counting process first, when one is ready
+    (`count_process.count_ahead`): it counts them while this thread encodes and checks the blob.
+    The caller builds its commit line while the blob may still be syncing and hands `landed` to
+    `write_commit`, which waits for it before the line is appended: no line names a blob
     that is not durable. For every writer of a turn's blob: `Lockstep.commit_turn` and
     `FileConversationStore`."""
-    writing = objects.write_in_background(codec.encode_unchecked(messages), codec.check_decodable)
+    ahead = count_process.count_ahead(messages) if sizes is None else None
     try:
+        writing = objects.write_in_background(codec.encode_unchecked(messages), codec.check_decodable)
+    except BaseException:
+        if ahead is not None:
+            ahead.finish()
+        raise
+    try:
+        if ahead is not None:
+            ahead.finish()  # this thread's share counted, the counting process's answers cached
         counted = list(sizes) if sizes is not None else estimate_messages(messages)
     except BaseException:
         settle(writing.result)

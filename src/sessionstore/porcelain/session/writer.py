@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sessionstore.accounting import tokenizer
+from sessionstore.accounting import count_process, tokenizer
 from sessionstore.accounting.calibration import FIELD as CALIBRATION_FIELD
 from sessionstore.accounting.calibration import Calibration
 from sessionstore.accounting.thresholds import Measurement, Meter, model_of
@@ -129,6 +129,7 @@ class Lockstep:
         self.store = store
         self.name = name
         tokenizer.prefer(store.settings.tokenizer)  # before this process's first count, if it is the first
+        count_process.configure(store.settings.count_process)
         self.log_file = store.log(name)
         self.model: Any = None
         """The model the agent runs on, a pydantic-ai `Model` or model id: its profile's context window
