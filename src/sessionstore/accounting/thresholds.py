@@ -68,12 +68,38 @@ def model_capacity(model: Any) -> int | None:
         return capacity if isinstance(capacity, int) and capacity > 0 else None
     if model in LOCAL_MODELS or ":" not in model:
         return None  # no provider prefix: pydantic-ai would return its default profile (no window)
+    if model in _seeded:
+        return _seeded[model]
     return _capacity_of_id(model)
+
+
+_seeded: dict[str, int | None] = {}
+_looked_up: dict[str, int | None] = {}
+
+
+def seed_capacities(known: Mapping[str, Any]) -> None:
+    """Take `known` (model id -> window, or None for none) as what the lookup would answer in this
+    process: a store's memo of its earlier lookups under the same pydantic-ai and genai-prices
+    versions (`porcelain/session/model_windows.py`). Values that are not a window are ignored."""
+    for model, capacity in known.items():
+        if isinstance(model, str) and (capacity is None or (type(capacity) is int and capacity > 0)):
+            _seeded[model] = capacity
+
+
+def looked_up() -> dict[str, int | None]:
+    """Every model id whose window this process looked up (not seeded), with the answer."""
+    return dict(_looked_up)
 
 
 @lru_cache(maxsize=64)
 def _capacity_of_id(model: str) -> int | None:
     # Profiles are static per model id, so this lookup (which imports pydantic-ai) is cached.
+    capacity = _lookup_capacity(model)
+    _looked_up[model] = capacity
+    return capacity
+
+
+def _lookup_capacity(model: str) -> int | None:
     from pydantic_ai.models import infer_model_profile, parse_model_id
 
     try:

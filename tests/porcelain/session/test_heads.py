@@ -214,6 +214,7 @@ def test_a_symlinked_index_directory_is_never_written_through(tmp_path: Path) ->
     store = _store(tmp_path)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
+    shutil.rmtree(store.root / "index", ignore_errors=True)  # the appends' model windows made it
     (store.root / "index").symlink_to(elsewhere)
     with pytest.raises(StorePathError, match=r"/index is a symlink: nothing is read or written through it"):
         store.infos(derived_title)  # refused, never taken for a missing cache

@@ -27,6 +27,7 @@ from sessionstore.errors import CorruptLogError, SessionStoreError
 from sessionstore.plumbing import codec
 from sessionstore.plumbing.commits import Commit, make_line
 from sessionstore.plumbing.logs import Log
+from sessionstore.porcelain.session import model_windows
 from sessionstore.porcelain.session.arguments import check_messages, usage_dict
 from sessionstore.porcelain.session.turn_blobs import settle, stage_turn
 from sessionstore.porcelain.session.turn_fields import calibration_fields, context_fields, model_id
@@ -130,6 +131,7 @@ class Lockstep:
         self.name = name
         tokenizer.prefer(store.settings.tokenizer)  # before this process's first count, if it is the first
         count_process.configure(store.settings.count_process)
+        model_windows.load(store)  # the windows this store looked up before: no price table to import
         self.log_file = store.log(name)
         self.model: Any = None
         """The model the agent runs on, a pydantic-ai `Model` or model id: its profile's context window
@@ -295,8 +297,10 @@ class Lockstep:
         except BaseException:
             settle(staged.landed)
             raise
-        return self.commit(kind, blob=oid, added=new, added_sizes=sizes, usage=stored_usage, extra=fields,
-                           time=time, landed=staged.landed)  # fmt: skip
+        commit = self.commit(kind, blob=oid, added=new, added_sizes=sizes, usage=stored_usage, extra=fields,
+                             time=time, landed=staged.landed)  # fmt: skip
+        model_windows.save(self.store)  # a window looked up for this line: remembered for the next process
+        return commit
 
     def commit_checkpoint(
         self,
