@@ -39,70 +39,21 @@ from typing import Any
 import bench_list_rebuild
 import bench_perf
 import bench_search
+import peer_steps
 from bench_perf import cli_env, in_use, load_line, medians, no_sync, run_cli, run_steps, spread, step_args
 from bench_store import SESSION_BIN, baseline_append, real_turns, replicate
 from common import REALDATA, machine_line, write_section
+from peer_steps import ROWS, corpus, fresh, messages, ratio_of, row
 from pydantic_ai.conversation import Conversation
-from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 
 from sessionstore import FileConversationStore, SessionStore
 from sessionstore.accounting import tokenizer
 from sessionstore.accounting.tokens import estimate_messages
-from sessionstore.formats.transcripts import read_transcript
 from sessionstore.plumbing import codec
 from sessionstore.porcelain.history.search import Query, search
 from sessionstore.porcelain.session.heads import HEADS_FILE
 
 HEADING = "## Against the durable peer: issue 30's table in one run (helper peer7)"
-ROWS: list[str] = []
-TRANSCRIPTS = sorted((REALDATA / "claude_code").glob("*.jsonl")) + sorted(
-    (REALDATA / "codex").glob("*.jsonl")
-)
-
-
-def row(figure: str, us: str, peer: str, ratio: float, goal: float, why: str = "") -> None:
-    verdict = "met" if ratio <= goal else f"MISSED{f': {why}' if why else ''}"
-    line = f"| {figure} | {us} | {peer} | {ratio:.2f}× | ≤ {goal:g}×: {verdict} |"
-    ROWS.append(line)
-    print(line, flush=True)
-
-
-def ratio_of(ours: list[float], base: list[float]) -> float:
-    return statistics.median(ours) / statistics.median(base)
-
-
-# -- new real text every turn ---------------------------------------------------------------------
-
-
-def corpus() -> list[list[dict[str, Any]]]:
-    """Every real turn of the Claude Code and Codex transcripts, as the JSON both stores are given."""
-    return [codec.to_jsonable(step.messages) for path in TRANSCRIPTS for step in read_transcript(path).steps]
-
-
-def _marked(value: Any, mark: str) -> Any:
-    if isinstance(value, str):
-        return mark + value if len(value) >= tokenizer.CACHE_MIN_CHARS else value
-    if isinstance(value, list):
-        return [_marked(v, mark) for v in value]
-    if isinstance(value, dict):
-        return {k: _marked(v, mark) for k, v in value.items()}
-    return value
-
-
-def fresh(turn: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:
-    """`turn` with every text of its parts (`content`, `args`) made new: prefixed by a mark no other
-    turn has, so its count is a real count and its blob new bytes."""
-    mark = f"[turn {k}] "
-    return [
-        {**m, "parts": [{key: _marked(v, mark) if key in ("content", "args") else v for key, v in p.items()}
-                        for p in m["parts"]]}
-        for m in turn
-    ]  # fmt: skip
-
-
-def messages(items: list[dict[str, Any]]) -> list[ModelMessage]:
-    return ModelMessagesTypeAdapter.validate_python(items)
-
 
 # -- 1. per turn at 10k messages ------------------------------------------------------------------
 
@@ -381,9 +332,12 @@ def main() -> None:
             ("list", lambda: list_rebuild(work, 1_000 if quick else 10_000, 5 if quick else 7)),
             ("search", lambda: search_row(work, 12 if quick else 60, 5 if quick else 9)),
             ("import", lambda: import_row(work, 5 if quick else 7)),
-            ("resume", lambda: reused(lambda: bench_perf.bench_resume(work, real_turns(), 10_000, 9 if quick
-                                      else 21), "resume after a checkpoint", 1.2,
-                                      lambda c: ratio_in(c, "ratios"))),
+            ("import-inproc", lambda: peer_steps.import_inproc(work, 5 if quick else 9)),
+            ("sharing", lambda: peer_steps.sharing(work, 200 if quick else 1_000, 4, 3 if quick else 5)),
+            ("compaction", lambda: peer_steps.compaction_tail(work, turns, 150 if quick else 400, 200_000)),
+            ("resume", lambda: reused(lambda: bench_perf.bench_resume(work, real_turns(), 10_000 if quick
+                                      else 100_000, 9 if quick else 21, keep=78), "resume after a checkpoint",
+                                      1.2, lambda c: ratio_in(c, "ratios"))),
             ("log", lambda: reused(lambda: bench_perf.bench_log(work, real_turns(), 1_300, 5 if quick else 9),
                                    "CLI start-up", 2.0, lambda c: ratio_in(c, "="))),
         ]  # fmt: skip
