@@ -20,6 +20,10 @@ Steps (each a row of issue 30's table; contenders interleaved, medians of >= 5 w
   (`rg -c`, else grep) over objects/.
 - `import`: `session import` of the largest real Claude Code transcript in a subprocess against
   reading and JSON-parsing it, wall time and peak RSS.
+- `import-inproc`, `sharing`, `compaction`: benchmarks/peer_steps.py (its docstring): `session
+  import`'s calls in-process, push / pull of 1,000 sessions against git (--quick: 200), and append
+  p50 / p95 / p99 with compaction on.
+- `resume` is at 100,000 messages with a 109-message tail (--quick: 10,000).
 """
 
 from __future__ import annotations
@@ -388,12 +392,33 @@ NOTES: list[str] = [
     "- `session import`: a whole process that must import pydantic-ai (its package __init__ pulls in",
     "  the agent stack: the `import pydantic_ai.messages` figure in the row) against one that only parses",
     "  JSON; the rest is converting, counting and writing each turn durably.",
-    "- Resume: bench_perf.py's step at 10,000 messages (331 replayed), not issue 30's 100,000 (109",
-    "  replayed), whose build outlasts this run; what it adds to the bare validation is opening the",
-    "  store and the log scan (bench_perf.py's notes). Import: the largest Claude Code transcript in",
-    "  ../shared/realdata is 1.3 MiB (issue 30's was 3.2 MB).",
-    "- Not measured here: push/pull (benchmarks/bench_sharing.py, its own section), and append p99 with",
-    "  compaction on, which issue 30 ties to issue 26's summarizer.",
+    "- Resume (helper bench8): bench_perf.py's step at issue 30's size, 100,000 messages with 109",
+    "  replayed (built with syncs off, ~30 s). A reopen had read the whole log (3.2 MB here) to scan",
+    "  back to the checkpoint; it now reads back from the end only as far as the newest reset point",
+    "  (`Log.scan`), and a store's directories build one `StoreDir` each: 1.60-1.64x -> 1.51-1.56x at",
+    "  load 2-3. What is left over the bare validate_json (3.9-6.4 ms, noisy), timed apart: the sha256",
+    "  of the blobs the reads must verify (DESIGN §2) 0.43 ms; reading them and checking their fan",
+    "  directories 0.4 ms; `SessionStore.open` 0.7 ms (settings: the pyproject.toml walk; the layout",
+    "  check's lstats); the log scan 0.27 ms; decoding per blob vs one array within noise. The hash",
+    "  alone is 11% of the validation, so 1.2x leaves ~0.35 ms for everything else: not met here.",
+    "- Import in-process (helper bench8): of ~95 ms, `read_transcripts` ~30 ms (orjson 5 ms of it; the",
+    "  Claude Code lines to pydantic-ai messages, the format sniff) and `import_transcript` ~65 ms: per",
+    "  step encode, the read-back decode (DESIGN §2), counting, and a blob + line written with three",
+    "  syncs (9 steps), then `store.session(name)` replays the whole new session once more (~10 ms).",
+    "  Peak RSS: the transcript's text is one str, UCS-4 because it holds an emoji (5.5 MB for a 1.4",
+    "  MB file), split into lines (2.5 MB) and every line parsed to dicts kept at once (3.9 MB):",
+    "  tracemalloc's peak inside `read_transcripts` is 23 MB, the import after it adds 2.7 MB. Reading",
+    "  bytes line by line, never the whole file as a str, is what would meet the RSS goal.",
+    "- Push / pull (helper bench8): a first push exports every session through `git fast-import`,",
+    "  scans what it sends for secrets, then pushes; a first pull fetches, verifies every line and",
+    "  blob, and writes each session's blobs and log durably (bench_sharing.py's notes say where a",
+    "  pull's time goes). The git figures send the same refs, already packed.",
+    "- Append p99 with compaction on (helper bench8): the window is 200,000 tokens (the real turns'",
+    "  Claude model caps it there), a tier-2 compaction every ~10 turns, so p95 and p99 are compacting",
+    "  appends. A compacting append is the turn plus the offline summary (~60%: reading the previous",
+    "  summary back, walking the record) and the checkpoint's blob and line (~15%); the first one also",
+    "  imports the summary package (~0.4-1 s, the max). Recorded usage is dropped from the turns: it",
+    "  measured the original agent's context and would decide compaction by itself.",
 ]
 
 if __name__ == "__main__":
