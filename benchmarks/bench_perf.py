@@ -689,23 +689,27 @@ def bench_session_list(work: Path, turns: list[list[Any]], counts: list[int], re
 # -- 6. resume after a checkpoint near the end ------------------------------------------------------
 
 
-def bench_resume(work: Path, turns: list[list[Any]], messages: int, reps: int) -> None:
+def bench_resume(work: Path, turns: list[list[Any]], messages: int, reps: int, keep: int = 300) -> None:
     """Reopen a session whose newest reset point is a checkpoint near the end, against a bare
-    `validate_json` of the messages it replays (what any store must at least do to hand them back)."""
+    `validate_json` of the messages it replays (what any store must at least do to hand them back).
+    The checkpoint keeps a summary and the newest `keep` messages; two real turns (30 messages) follow
+    it, so `keep + 31` messages are replayed."""
     import gc
 
     from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, UserPromptPart
 
-    store = SessionStore.open(work / "resume")
+    store = SessionStore.open(work / f"resume-{messages}")
     session = store.session("big")
+    built = time.perf_counter()
     with no_sync():
         for turn in replicate(turns, messages):
             session.append(turn, compact=False)
         summary = ModelRequest(parts=[UserPromptPart("Summary of the session so far: ...")])
         with store.lock("big"):
-            session.commit_checkpoint([summary, *session.history[-300:]], tier=2)
+            session.commit_checkpoint([summary, *session.history[-keep:]], tier=2)
         for k, turn in enumerate(turns[2:4]):
             session.append(copy_turn(turn, 10**6 + k), compact=False)
+    print(f"(resume: {messages:,} messages built in {time.perf_counter() - built:.0f} s)", flush=True)
     tail = session.history
     raw = ModelMessagesTypeAdapter.dump_json(tail)
     del session

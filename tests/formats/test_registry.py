@@ -200,3 +200,40 @@ def test_tool_arguments_nested_too_deep_to_read_back_are_refused_naming_the_line
     )
     with pytest.raises(ImportFormatError, match=r"deep.json: message 0 is nested 203 levels deep"):
         read_transcript(listed)
+
+
+@pytest.mark.parametrize("path", [CODEMIE, SPOTTER, CODEX], ids=["codemie", "spotter", "codex"])
+def test_json_lines_are_detected_without_parsing_the_whole_file_as_one_document(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """JSON lines never parse as one document; parsing the whole text to find that out peaked at
+    13x the file's size (orjson on a str with characters past U+FFFF): only lines are parsed."""
+    import orjson
+
+    from sessionstore.formats import registry
+
+    real = orjson.loads
+    longest = max(len(line) for line in path.read_text().split("\n"))
+
+    def loads(data: str | bytes) -> object:
+        assert len(data) <= longest, "parsed more than one line at once"
+        return real(data)
+
+    monkeypatch.setattr(registry.orjson, "loads", loads)
+    assert registry._sniff(path, path.read_text()) == detect_format(path)
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (b'{"a": 1}\n', "--format"),  # one object alone: parsed whole, as before
+        (b'{\n  "messages": []\n}\n', "line 1"),  # a pretty-printed object: its first line is no object
+        (b'{"type": "user", "message": {"content": "hi"}}\n[1]\n', "line 2: expected a JSON object"),
+    ],
+)
+def test_first_line_objects_and_whole_documents_keep_their_errors(
+    tmp_path: Path, data: bytes, expected: str
+) -> None:
+    path = tmp_path / "t.json"
+    path.write_bytes(data)
+    assert expected in _error(path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 
 import orjson
 import pytest
@@ -10,15 +11,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sessionstore.errors import CorruptLogError, StaleSessionError
+from sessionstore.plumbing import logs
 from sessionstore.plumbing.commits import Commit, canonical, make_line
 from sessionstore.plumbing.logs import Log
 
 
-def write(log: Log, n: int, *, reset_at: int | None = None) -> list[Commit]:
+def write(log: Log, n: int, *, reset_at: int | None = None, resets: Collection[int] = ()) -> list[Commit]:
     head = log.head()
     out = []
     for i in range(n):
-        reset = reset_at is not None and i == reset_at
+        reset = i == reset_at or i in resets
         extra = {"blobs": ["c" * 64], "sizes": [1]} if reset else {"sizes": [1]}
         kind = "checkout" if "blobs" in extra else "turn"
         line, body = make_line(
@@ -55,6 +57,58 @@ def test_scan_since_reset_stops_at_the_newest_reset_point(tmp_path) -> None:
     assert tail == commits[3:] and tail[0].is_reset
     upto, _ = log.scan(since_reset=False, end=commits[1].end)
     assert upto == commits[:2]
+
+
+def test_scan_since_reset_reads_back_from_the_end_only(tmp_path, monkeypatch) -> None:
+    log = Log(tmp_path, "s")
+    commits = write(log, 400, reset_at=390)  # ~100 kB: more than the first read window
+    size = log.path.stat().st_size
+    assert size > 1 << 16
+    with open(log.path, "ab") as f:
+        f.write(b'{"torn')
+    monkeypatch.setattr(Log, "_bytes", lambda self: pytest.fail("read the whole log"))
+    assert log.scan(since_reset=True) == (commits[390:], size)
+
+
+@pytest.mark.parametrize("reset_at", [None, 0, 5, 395])
+def test_scan_since_reset_from_the_end_agrees_with_the_whole_file(tmp_path, reset_at: int | None) -> None:
+    log = Log(tmp_path, "s")
+    commits = write(log, 400, reset_at=reset_at)
+    whole = log.path.read_bytes()
+    assert log.scan(since_reset=True) == log.scan(since_reset=True, data=whole)
+    assert log.scan(since_reset=True)[0] == commits[reset_at or 0 :]
+
+
+def test_damage_after_the_reset_point_of_a_long_log_is_named_with_its_line(tmp_path) -> None:
+    log = Log(tmp_path, "s")
+    write(log, 400, reset_at=390)
+    lines = log.path.read_bytes().splitlines(keepends=True)
+    lines[395] = lines[395].replace(b'"count":1', b'"count":7')
+    log.path.write_bytes(b"".join(lines))
+    with pytest.raises(CorruptLogError, match=r"damaged at line 396\b"):
+        log.scan(since_reset=True)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    resets=st.lists(st.booleans(), min_size=1, max_size=40),
+    window=st.sampled_from([64, 200, 1000]),
+    torn=st.sampled_from([b"", b"{", b'{"blob":"half a line']),
+)
+def test_scan_since_reset_whatever_the_read_window(tmp_path_factory, resets, window, torn) -> None:
+    """For any log (resets anywhere, a torn tail or not) and any first read window, reading back from
+    the end gives what scanning the whole file gives."""
+    log = Log(tmp_path_factory.mktemp("log"), "s")
+    write(log, len(resets), resets={i for i, r in enumerate(resets) if r})
+    with open(log.path, "ab") as f:
+        f.write(torn)
+    whole = log.scan(since_reset=True, data=log.path.read_bytes())
+    saved = logs._HEAD_READ
+    logs._HEAD_READ = window
+    try:
+        assert log.scan(since_reset=True) == whole
+    finally:
+        logs._HEAD_READ = saved
 
 
 def test_torn_tail_is_ignored_by_readers(tmp_path) -> None:

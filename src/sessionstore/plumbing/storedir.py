@@ -32,29 +32,38 @@ class StoreDir:
     `StoreDir(root) / "refs" / "checkpoints"` names a directory without touching the disk;
     `check()`, `make()`, `entry()`, `file()`, `listdir()` and `temp_files()` check it first."""
 
-    __slots__ = ("_steps", "path", "rel", "root", "text")
+    __slots__ = ("_path", "_steps", "rel", "root", "text")
 
     def __init__(self, root: str | os.PathLike[str], rel: str = "") -> None:
-        self.root = Path(root)
+        self.root = root if isinstance(root, Path) else Path(root)
         self.rel = rel
         base = os.fspath(root)
         self._steps = [f"{base}/{rel[: end if end >= 0 else None]}" for end in _ends(rel)] if rel else []
         """Every component's path below the root, outermost first: what `check` lstats."""
         self.text = self._steps[-1] if rel else base
         """The directory's path as text (hot paths build file names on it without a `Path`)."""
-        self.path = Path(self.text)
+        self._path: Path | None = None
+
+    @property
+    def path(self) -> Path:
+        """The directory's path (unchecked: `check()` returns it checked)."""
+        if self._path is None:
+            self._path = Path(self.text)  # built when first asked: opening a store names ~20 dirs
+        return self._path
 
     def __truediv__(self, name: str) -> StoreDir:
-        if not name or "/" in name or name in (".", ".."):
+        if not name or "/" in name:
             raise ValueError(f"not one directory name: {name!r}")
-        return StoreDir(self.root, f"{self.rel}/{name}" if self.rel else name)
+        return self.below(name)
 
     def below(self, rel: str) -> StoreDir:
-        """`self / "a" / "b"` for `rel` "a/b" (self for '')."""
-        out = self
-        for part in rel.split("/") if rel else ():
-            out = out / part
-        return out
+        """`self / "a" / "b"` for `rel` "a/b" (self for ''); each component one directory name."""
+        if not rel:
+            return self
+        for name in rel.split("/"):
+            if not name or name in (".", ".."):
+                raise ValueError(f"not one directory name: {name!r}")
+        return StoreDir(self.root, f"{self.rel}/{rel}" if self.rel else rel)
 
     def __repr__(self) -> str:
         return f"StoreDir({str(self.root)!r}, {self.rel!r})"
