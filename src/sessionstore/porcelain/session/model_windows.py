@@ -11,7 +11,8 @@ server's first request. The store remembers what the lookups answered instead, a
 - read once per store per process, when a session is first written (`load`), and rewritten after a
   commit when this process looked up a model the file lacked (`save`), atomically (temp, rename);
 - missing, damaged or unreadable: the windows are looked up as before; a linked `index/` is never
-  followed (not read, not written); git ignores `index/`; `session fsck` does not need it;
+  followed: a commit that would record a window there is refused before it writes anything
+  (`before_commit`), as every writer refuses a linked store directory; git ignores `index/`;
 - file stores only: an object store has no `index/` of its own here.
 """
 
@@ -31,7 +32,7 @@ from sessionstore.plumbing.fsutil import atomic_replace, read_regular
 if TYPE_CHECKING:
     from sessionstore.porcelain.session.layout import StoreLayout
 
-__all__ = ["WINDOWS_FILE", "load", "save"]
+__all__ = ["WINDOWS_FILE", "before_commit", "load", "save"]
 
 WINDOWS_FILE = Path("index") / "windows.json"
 
@@ -73,6 +74,15 @@ def load(store: StoreLayout) -> None:
     windows = _read(store) or {}
     thresholds.seed_capacities(windows)
     _saved[key] = set(windows)
+
+
+def before_commit(store: StoreLayout, model: Any) -> None:
+    """Look up `model`'s window now, before a commit is written; when the file will have to record
+    it, refuse a linked `index/` here (`StorePathError`), while nothing of the commit is written."""
+    thresholds.model_capacity(model)
+    key = str(store.root)
+    if not store.on_object_storage and not set(thresholds.looked_up()) <= _saved.get(key, set()):
+        (store.top / WINDOWS_FILE.parent.name).check()
 
 
 def save(store: StoreLayout) -> None:

@@ -284,13 +284,14 @@ class Lockstep:
         stored_usage = usage_dict(usage)  # refused before the blob is written, not after
         if sizes is not None and len(sizes) != len(new):
             raise ValueError(f"commit_turn: {len(sizes)} sizes for {len(new)} messages")
+        model = self.model or model_of(new) or (self._head.extra.get("model") if self._head else None)
+        model_windows.before_commit(self.store, model)  # a linked index/ refused before anything is written
         staged = stage_turn(self.store.objects, new, sizes)
         oid, sizes = staged.blob, staged.sizes
         fields: dict[str, Any] = {"sizes": sizes, **(extra or {})}
         if self.sent_elided is not None and self.sent_elided[0] == self.head_id and self.sent_elided[1] > 0:
             fields["elided"] = self.sent_elided[1]  # the request that produced this turn sent a micro view
         try:  # An imported response measured the original agent's context, not ours: no measurement.
-            model = self.model or model_of(new) or (self._head.extra.get("model") if self._head else None)
             fields.update(context_fields(new, sizes, model, fields.get("elided", 0), measured=kind == "turn"))
             if sent_local is not None and kind == "turn":
                 fields.update(calibration_fields(self.calibration, new, fields.get("model"), sent_local))
