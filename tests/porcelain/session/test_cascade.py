@@ -328,3 +328,28 @@ def test_an_append_under_the_levels_never_loads_tier_2_or_3(tmp_path: Path) -> N
     assert "sessionstore.compaction.micro" in loaded  # the cascade did run
     for heavy in ("full", "summarizer", "ultimate", "extraction", "extractive"):
         assert f"sessionstore.compaction.{heavy}'" not in loaded, loaded
+
+
+def test_an_append_over_the_micro_level_loads_tier_2_ahead_on_the_warm_up_thread(tmp_path: Path) -> None:
+    # Over the micro level, tier 2 is next: its imports (the summary's patterns compile at import)
+    # load in the background then, not inside the first compacting append.
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from pydantic_ai.messages import ModelRequest, UserPromptPart\n"
+        "from sessionstore import SessionStore, Settings\n"
+        "from sessionstore.accounting import tokens\n"
+        "settings = Settings(context_window_tokens=1000, micro_reserve_fraction=0.9,\n"
+        "                    full_reserve_fraction=0.2)\n"
+        f"store = SessionStore.open({str(tmp_path / 's')!r}, warm=False, settings=settings)\n"
+        "session = store.session('a')\n"
+        "session.append([ModelRequest(parts=[UserPromptPart('word ' * 300)])])\n"
+        "tokens.wait_preloaded()\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('sessionstore.compaction.'))\n"
+        "print(session.head.kind, loaded)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.startswith("turn ")  # over micro (100 tokens), under full (800): nothing compacted
+    assert "sessionstore.compaction.full'" in out and "sessionstore.compaction.ultimate'" in out, out

@@ -28,7 +28,7 @@ from sessionstore.accounting.thresholds import (
     resolve_window,
     window_for_capacity,
 )
-from sessionstore.accounting.tokens import estimate_message
+from sessionstore.accounting.tokens import estimate_message, preload
 from sessionstore.compaction.events import (
     CompactionEvent,
     ContextCompacted,
@@ -224,6 +224,14 @@ def full_then_ultimate(session: Lockstep, *, focus: str | None, raise_errors: bo
     return events
 
 
+def _import_tiers_two_and_three() -> None:
+    """Tiers 2 and 3 and the summarizer: ~0.1-0.3 s of imports (the summary's value patterns compile
+    at import), loaded on the warm-up thread once a session is over the micro level, so its first
+    tier-2 compaction does not pay them on top of the summary (issue 30's compacting-append p99)."""
+    import sessionstore.compaction.full
+    import sessionstore.compaction.ultimate  # noqa: F401
+
+
 def after_append(
     session: Lockstep, state: MicroState | None = None
 ) -> tuple[list[CompactionEvent], MicroState | None]:
@@ -238,6 +246,7 @@ def after_append(
     if tier == TIER_FULL:
         return full_then_ultimate(session, focus=None, raise_errors=False), None
     if tier == TIER_MICRO:
+        preload(_import_tiers_two_and_three)  # tier 2 is next: its imports load while the agent works
         view = micro_state(session, lv.micro, state)
         if view.blanked:
             return [
