@@ -104,6 +104,19 @@ def test_every_read_verifies_the_sha256(backend: Backend) -> None:
     assert backend.objects.load([good], lambda blobs: blobs) == [b"good\n"]
 
 
+def test_unverified_reads_return_the_bytes_as_found_and_name_a_missing_blob(backend: Backend) -> None:
+    """`read_unverified_many` (what `session search` reads, verifying only blobs with a hit): the
+    bytes in order, a damaged blob's as they are, a missing one named."""
+    good, bad = backend.objects.write(b"good\n"), backend.objects.write(b"will be damaged\n")
+    _overwrite(backend, f"objects/{bad[:2]}/{bad[2:]}", b"will be damagee\n")
+    damaged = b"will be damagee\n"
+    assert backend.objects.read_unverified_many([bad, good, bad]) == [damaged, b"good\n", damaged]
+    assert backend.objects.read_unverified_many([]) == []
+    gone = hash_bytes(b"never written")
+    with pytest.raises(CorruptObjectError, match=f"object {gone[:12]} is missing"):
+        backend.objects.read_unverified_many([good, gone])
+
+
 def test_a_blob_whose_check_fails_is_not_stored(backend: Backend) -> None:
     def refuse(data: bytes) -> None:
         raise ValueError("undecodable")

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionstore.errors import CorruptObjectError
-from sessionstore.plumbing.objects import ObjectStore, hash_bytes, is_object_id
+from sessionstore.plumbing.objects import HASH_AT_ONCE, ObjectStore, hash_aside, hash_bytes, is_object_id
 
 
 @settings(max_examples=50, deadline=None)
@@ -282,3 +282,10 @@ def test_an_interrupted_check_propagates_and_leaves_the_worker_free_and_no_temp_
     data = b'{"kind":"response"}\n'
     assert objects.write_in_background(data, lambda blob: None).result(timeout=30) == hash_bytes(data)
     assert list(objects) == [hash_bytes(data)] and not list(objects.stray_temps())
+
+
+def test_hash_aside_gives_the_sha256_small_at_once_large_on_the_hashing_thread() -> None:
+    small, large = b"x" * (HASH_AT_ONCE - 1), b"y" * (HASH_AT_ONCE + 1)
+    done = hash_aside(small)
+    assert done.done() and done.result() == hash_bytes(small)
+    assert hash_aside(large).result(timeout=10) == hash_bytes(large)

@@ -37,8 +37,9 @@ T = TypeVar("T")
 class Blobs(Protocol):
     """Content-addressed blobs: a name is a promise about the bytes.
 
-    A caller may rely on: `write` is idempotent and durable when it returns; every read verifies
-    the sha256 and raises `CorruptObjectError` naming a missing or bad object, never returning it."""
+    A caller may rely on: `write` is idempotent and durable when it returns; every read but the
+    `read_unverified*` ones verifies the sha256 and raises `CorruptObjectError` naming a missing or
+    bad object, never returning it."""
 
     def write(self, data: bytes, gate: Callable[[], object] | None = None) -> str:
         """Store `data` durably; its id. `gate()` runs before the bytes get their name: if it raises,
@@ -53,6 +54,15 @@ class Blobs(Protocol):
 
     def read(self, oid: str) -> bytes:
         """The verified bytes of `oid`."""
+        ...
+
+    def read_unverified(self, oid: str) -> bytes:
+        """The bytes of `oid` as found, NOT verified (`CorruptObjectError` if it is missing): for a
+        reader that verifies only what it uses (`session search`: blobs with a hit)."""
+        ...
+
+    def read_unverified_many(self, oids: Sequence[str]) -> list[bytes]:
+        """`read_unverified` of each of `oids`, in order (fetched together where the backend can)."""
         ...
 
     def load(self, oids: Sequence[str], decode: Callable[[list[bytes]], T]) -> T:

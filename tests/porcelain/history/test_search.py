@@ -3,6 +3,7 @@ without pydantic-ai."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from sessionstore.errors import SessionStoreError
+from sessionstore.errors import CorruptObjectError, SessionStoreError
 from sessionstore.plumbing import codec
 from sessionstore.porcelain.history.search import Query, part_texts, search, search_blob
 from sessionstore.porcelain.store import SessionStore
@@ -122,13 +123,14 @@ def test_any_text_a_message_holds_is_found_by_its_literal_pattern(text: str, arg
         ModelRequest(parts=[ToolReturnPart("tool", {"out": text}, tool_call_id="c")]),
     ]
     blob = codec.encode(messages)
-    found = [(part.kind, m.group(0)) for part, m in search_blob(blob, Query.compile(re.escape(text)))]
-    assert ("user-prompt", text) in found
+    found = [(f.part.kind, f.match) for f in search_blob(blob, Query.compile(re.escape(text)))]
+    flat = text.translate(str.maketrans("\n\r\t", "   "))  # as a hit shows it
+    assert ("user-prompt", flat) in found
     assert any(kind == "tool-return" for kind, _ in found)
     for value in args.values():
         if value:
             hits = search_blob(blob, Query.compile(re.escape(value)))
-            assert any(part.kind == "tool-call" for part, _ in hits)
+            assert any(f.part.kind == "tool-call" for f in hits)
 
 
 def test_part_texts_covers_a_part_kind_it_does_not_know() -> None:
@@ -167,17 +169,49 @@ def test_the_raw_byte_prefilter_never_hides_a_match(pattern: str, text: str, ign
     searching every parsed line finds."""
     blob = codec.encode([ModelRequest(parts=[UserPromptPart(text)]), ModelResponse(parts=[TextPart(text)])])
     query = Query.compile(pattern, ignore_case=ignore_case)
-    unfiltered = Query(query.pattern)
-    found = [(p.kind, m.span()) for p, m in search_blob(blob, query)]
-    assert found == [(p.kind, m.span()) for p, m in search_blob(blob, unfiltered)]
+    unfiltered = dataclasses.replace(query, raw=None, plain=None)
+    found = search_blob(blob, query)
+    assert found == search_blob(blob, unfiltered)
     assert bool(found) == bool(query.pattern.search(text))
 
 
 def test_required_literals_are_conservative() -> None:
-    from sessionstore.porcelain.history.search import required_literal
+    from sessionstore.porcelain.history.raw_filter import required_literal
 
     cases = {"error": "error", r"def \w+\(": "def ", "colou?r": "colo", "a|b": "", r"x\(y": "x(y", 'a"b': ""}
     cases |= {"abc+de": "abc", r"x\(+yz": "x(", "a+bcd": "bcd"}  # a `+` ends the run after its one copy
     cases |= {"a{34}!": "!", "ab{2,}cd": "cd", "x{,3}yz": "yz"}  # a repeat's digits are not text
     assert {p: required_literal(p) for p in cases} == cases
-    assert Query.compile("Kiss", ignore_case=True).literal == b""  # K, i, s fold to non-ASCII letters
+    assert Query.compile("Kiss", ignore_case=True).raw is None  # K, i, s fold to non-ASCII letters
+
+
+def test_a_damaged_blob_with_a_hit_is_reported_and_one_without_is_not_verified(store: SessionStore) -> None:
+    """Only what is reported is verified: a blob whose text would be shown raises as `read` words it;
+    a blob with no hit is skipped unverified (`session fsck` checks every blob)."""
+    head = store.log("other").head()
+    assert head is not None and head.blob is not None
+    path = store.objects.path(head.blob)
+    good = path.read_bytes()
+    at = good.index(b"fix the")
+    path.chmod(0o644)
+    path.write_bytes(good[:at] + b"fox" + good[at + 3 :])  # still text, still JSON, the same size
+    with pytest.raises(CorruptObjectError) as read:
+        store.objects.read(head.blob)
+    for pattern in ("needle", "fox the", "fix the"):  # the last hits the healthy fix-auth blobs only
+        if pattern == "fix the":
+            assert {h.session for h in _hits(store, pattern)} == {"fix-auth"}
+            continue
+        with pytest.raises(CorruptObjectError) as searched:
+            _hits(store, pattern)
+        assert str(searched.value) == str(read.value)
+    assert _hits(store, "no such text anywhere") == []
+    path.write_bytes(good)
+    assert [h.session for h in _hits(store, "needle")] == ["other"]
+
+
+def test_a_missing_blob_is_reported(store: SessionStore) -> None:
+    head = store.log("other").head()
+    assert head is not None and head.blob is not None
+    store.objects.path(head.blob).unlink()
+    with pytest.raises(CorruptObjectError, match="missing"):
+        _hits(store, "no such text anywhere")

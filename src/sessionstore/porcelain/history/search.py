@@ -21,11 +21,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
 from sessionstore.errors import SessionStoreError
+from sessionstore.plumbing.objects import hash_aside
+from sessionstore.porcelain.history.raw_filter import RawFilter
 from sessionstore.porcelain.history.user_regex import compile_user_regex
 from sessionstore.porcelain.session.log_blobs import blob_origins
 from sessionstore.porcelain.session.message_text import ROLES, PartText, part_texts
@@ -33,6 +35,7 @@ from sessionstore.porcelain.session.message_text import ROLES, PartText, part_te
 if TYPE_CHECKING:
     from sessionstore.porcelain.session.layout import StoreLayout as SessionStore
 
+_META = frozenset(".^$*+?{}[]()|\\")
 CONTEXT_CHARS = 40
 """Characters of context shown either side of a match."""
 
@@ -66,70 +69,19 @@ class Hit:
         }
 
 
-_META = frozenset(".^$*+?{}[]()|\\")
-_OPTIONAL = frozenset("*?{")
-_REPEAT = re.compile(r"\{\d*(?:,\d*)?\}")
-_UNSAFE = frozenset('"\\') | {chr(c) for c in range(32)}
-"""Characters JSON writes escaped: a literal holding one is not searched for in the raw bytes."""
+_WINDOW = 4 * CONTEXT_CHARS + 40
+"""Bytes of UTF-8 either side of a match decoded for its context: at least CONTEXT_CHARS characters
+whole, since a character takes at most 4 bytes."""
+_FLAT = str.maketrans({"\n": " ", "\r": " ", "\t": " "})
 
 
-def required_literal(pattern: str) -> str:
-    """The longest run of plain characters that every match of `pattern` contains ('' if none).
+class Found(NamedTuple):
+    """A part's first match and its context, as a `Hit` shows them (newlines and tabs as spaces)."""
 
-    Conservative: only top-level literal characters count (not those under a quantifier that allows
-    zero, not anything inside a group or class), and a pattern with `|` or an inline flag has none.
-    """
-    if "|" in pattern or "(?" in pattern:
-        return ""
-    runs: list[str] = []
-    run: list[str] = []
-    depth = 0
-    i = 0
-
-    def cut() -> None:
-        if run:
-            runs.append("".join(run))
-            run.clear()
-
-    def keep(char: str, following: str) -> None:
-        run.append(char)
-        if following == "+":  # `a+` requires one `a`, but what follows need not be next to it
-            cut()
-
-    while i < len(pattern):
-        ch = pattern[i]
-        nxt = pattern[i + 1] if i + 1 < len(pattern) else ""
-        if ch == "\\":
-            literal = nxt if nxt and not nxt.isalnum() else None  # `\(` is a literal; `\w`, `\1` are not
-            i += 2
-            after = pattern[i] if i < len(pattern) else ""
-            if literal is None or depth or after in _OPTIONAL:
-                cut()
-            else:
-                keep(literal, after)
-            continue
-        if ch == "{" and (repeat := _REPEAT.match(pattern, i)):  # `{3}` repeats; its digits are no text
-            cut()
-            i = repeat.end()
-            continue
-        if ch in "([":
-            cut()
-            if ch == "[":  # skip the class: any one of its characters, none required
-                end = pattern.find("]", i + 2)
-                i = end + 1 if end != -1 else len(pattern)
-                continue
-            depth += 1
-        elif ch == ")":
-            depth = max(0, depth - 1)
-            cut()
-        elif ch in _META or depth or nxt in _OPTIONAL:
-            cut()
-        else:
-            keep(ch, nxt)
-        i += 1
-    cut()
-    safe = [r for r in runs if not set(r) & _UNSAFE]
-    return max(safe, key=len, default="")
+    part: PartText
+    before: str
+    match: str
+    after: str
 
 
 @dataclass(frozen=True)
@@ -140,11 +92,13 @@ class Query:
     """The compiled regex (`user_regex.compile_user_regex`): RE2's, or `re`'s when `backtracking`."""
     role: str | None = None
     tool: str | None = None
-    literal: bytes = b""
-    """A byte string every matching line's raw JSON contains (see `required_literal`); b'' for none."""
+    raw: RawFilter | None = None
+    """Which lines of a blob may match, judged on their raw bytes (None: every line is parsed)."""
     ignore_case: bool = False
     backtracking: bool = False
     """The pattern runs on Python's `re` (`--pcre`): search under `user_regex.time_limit`."""
+    plain: str | None = None
+    """The pattern's text when it has no regex syntax (and no `-i`): found with `str.find`."""
 
     @classmethod
     def compile(
@@ -162,52 +116,57 @@ class Query:
         backtracking = isinstance(compiled, re.Pattern)
         if role is not None and role not in ROLES:
             raise SessionStoreError(f"unknown role {role!r}: use one of {', '.join(ROLES)}")
-        literal = required_literal(pattern)
-        if ignore_case:  # lower-cased ASCII only, without the letters a non-ASCII one folds to
-            pieces = re.split(r"[kKsSiI]", literal) if literal.isascii() else []  # K (Kelvin), ſ, İ, ı
-            literal = max(pieces, key=len, default="").lower()
-        return cls(compiled, role, tool, literal.encode(), ignore_case, backtracking)
+        raw = RawFilter.for_pattern(pattern, ignore_case=ignore_case)
+        plain = pattern if pattern and not ignore_case and not set(pattern) & _META else None
+        return cls(compiled, role, tool, raw if raw.literals else None, ignore_case, backtracking, plain)
 
     def wants(self, part: PartText) -> bool:
         if self.role is not None and part.role != self.role:
             return False
         return self.tool is None or part.tool == self.tool
 
+    def first(self, text: str) -> tuple[str, str, str] | None:
+        """(before, match, after) of the first match in `text` (None if none), as `Hit` shows them."""
+        if self.plain is not None:
+            start = text.find(self.plain)
+            return None if start == -1 else _snippet(text, start, start + len(self.plain))
+        if self.backtracking:
+            m = self.pattern.search(text)
+            return None if m is None else _snippet(text, *m.span())
+        data = text.encode()  # RE2 matches UTF-8; its str wrapper would also map every offset back
+        m = self.pattern.search(data)
+        return None if m is None else _snippet_of_bytes(data, *m.span())
 
-def _snippet(text: str, m: Any) -> tuple[str, str, str]:
-    start, end = m.span()
+
+def _snippet(text: str, start: int, end: int) -> tuple[str, str, str]:
     before = text[max(0, start - CONTEXT_CHARS) : start]
     after = text[end : end + CONTEXT_CHARS]
-    flat = str.maketrans({"\n": " ", "\r": " ", "\t": " "})
     lead = "…" if start > CONTEXT_CHARS else ""
     tail = "…" if end + CONTEXT_CHARS < len(text) else ""
-    return lead + before.translate(flat), m.group(0).translate(flat), after.translate(flat) + tail
+    return lead + before.translate(_FLAT), text[start:end].translate(_FLAT), after.translate(_FLAT) + tail
 
 
-def _candidate_lines(data: bytes, literal: bytes, folded: bool) -> Iterator[bytes]:
-    """The lines of `data` that contain `literal` (every line when it is empty), found by jumping
-    from one occurrence to the next rather than visiting each line."""
-    if not literal:
-        yield from (line for line in data.split(b"\n") if line)
-        return
-    haystack = data.lower() if folded else data
-    pos = haystack.find(literal)
-    while pos != -1:
-        start = haystack.rfind(b"\n", 0, pos) + 1
-        end = haystack.find(b"\n", pos)
-        end = len(data) if end == -1 else end
-        yield data[start:end]
-        pos = haystack.find(literal, end)
+def _snippet_of_bytes(data: bytes, start: int, end: int) -> tuple[str, str, str]:
+    """`_snippet` of `data.decode()` for a match at byte offsets `start`, `end` (on character
+    boundaries), decoding only a window either side (a cut character at its edge is dropped)."""
+    before = data[max(0, start - _WINDOW) : start].decode("utf-8", "ignore")
+    after = data[end : end + _WINDOW].decode("utf-8", "ignore")
+    lead = "…" if start > _WINDOW or len(before) > CONTEXT_CHARS else ""
+    tail = "…" if end + _WINDOW < len(data) or len(after) > CONTEXT_CHARS else ""
+    match = data[start:end].decode()
+    return (
+        lead + before[len(before) - min(len(before), CONTEXT_CHARS) :].translate(_FLAT),
+        match.translate(_FLAT),
+        after[:CONTEXT_CHARS].translate(_FLAT) + tail,
+    )
 
 
-def search_blob(data: bytes, query: Query) -> Iterator[tuple[PartText, Any]]:
-    """Every match in one blob's messages, in order (the first match per part)."""
-    search = query.pattern.search
-    folded = bool(query.literal) and query.ignore_case
-    # Every match contains the literal, so a part whose text lacks it cannot match: `in` skips the
-    # regex call (which encodes the text to UTF-8 first) for the other parts of a candidate line.
-    needed = "" if folded else query.literal.decode()
-    for line in _candidate_lines(data, query.literal, folded):
+def search_lines(lines: Iterable[bytes], query: Query) -> Iterator[Found]:
+    """Every part's first match in these JSONL lines of messages, in order (unverified bytes)."""
+    # Every match contains one of the literals, so a part whose text lacks them cannot match: `in`
+    # skips the regex call for the other parts of a candidate line.
+    needed = () if query.raw is None or query.ignore_case else tuple(b.decode() for b in query.raw.literals)
+    for line in lines:
         try:
             message = orjson.loads(line)
         except orjson.JSONDecodeError:
@@ -215,19 +174,53 @@ def search_blob(data: bytes, query: Query) -> Iterator[tuple[PartText, Any]]:
         if not isinstance(message, dict):
             continue
         for part in part_texts(message):
-            if needed not in part.text:
+            if needed and not any(literal in part.text for literal in needed):
                 continue
-            if query.wants(part) and (m := search(part.text)) is not None:
-                yield part, m
+            if query.wants(part) and (shown := query.first(part.text)) is not None:
+                yield Found(part, *shown)
+
+
+def search_blob(data: bytes, query: Query) -> list[Found]:
+    """Every part's first match in one blob's messages, in order; only the lines the raw-byte
+    filter keeps are parsed. The bytes are not verified here (`search` does, for a blob with a hit)."""
+    lines = query.raw.lines(data) if query.raw is not None else [line for line in data.split(b"\n") if line]
+    return list(search_lines(lines, query)) if lines else []
+
+
+def _verified(store: SessionStore, blob: str, data: bytes, query: Query) -> list[Found]:
+    """`search_blob` of `data`, the bytes read for `blob`, once they are found to hash to its name.
+
+    Only a blob with a hit is verified: sha256 runs on a worker thread while its lines are parsed.
+    A bad blob raises `CorruptObjectError` (as `Blobs.read` words it) rather than report its text."""
+    lines = query.raw.lines(data) if query.raw is not None else [line for line in data.split(b"\n") if line]
+    if not lines:
+        return []
+    digest = hash_aside(data)
+    found = list(search_lines(lines, query))
+    if not found:
+        digest.cancel()
+        return found
+    if digest.result() == blob:
+        return found
+    return search_blob(store.objects.read(blob), query)  # raises, unless the blob was repaired meanwhile
 
 
 def search(
     store: SessionStore, query: Query, names: Iterable[str] | None = None, *, all_history: bool = False
 ) -> Iterator[Hit]:
-    """Hits in sessions `names` (default: every session), session by session, oldest message first."""
+    """Hits in sessions `names` (default: every session), session by session, oldest message first.
+
+    A blob whose bytes no longer hash to its name raises `CorruptObjectError` if it has a hit; one
+    without a hit is skipped unverified (`session fsck` checks every blob). A missing blob raises."""
     for name in names if names is not None else store.sessions():
-        for blob, commit in blob_origins(store, name, all_history=all_history):
-            data = store.objects.read(blob)
-            for part, m in search_blob(data, query):
-                before, match, after = _snippet(part.text, m)
-                yield Hit(name, commit.seq, commit.id, part.role, part.kind, part.tool, before, match, after)
+        origins = blob_origins(store, name, all_history=all_history)
+        if not origins:
+            continue
+        blobs = store.objects.read_unverified_many([blob for blob, _ in origins])
+        for (blob, commit), data in zip(origins, blobs, strict=True):
+            for found in _verified(store, blob, data, query):
+                part = found.part
+                yield Hit(
+                    name, commit.seq, commit.id, part.role, part.kind, part.tool, found.before, found.match,
+                    found.after,
+                )  # fmt: skip
