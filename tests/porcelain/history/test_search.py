@@ -7,6 +7,7 @@ import dataclasses
 import re
 import subprocess
 import sys
+from itertools import islice
 from pathlib import Path
 
 import pytest
@@ -215,3 +216,14 @@ def test_a_missing_blob_is_reported(store: SessionStore) -> None:
     store.objects.path(head.blob).unlink()
     with pytest.raises(CorruptObjectError, match="missing"):
         _hits(store, "no such text anywhere")
+
+
+def test_a_search_that_stops_early_never_meets_a_damaged_log_it_did_not_reach(store: SessionStore) -> None:
+    """The next session's log and blobs are read ahead, but a damaged log is raised only in its turn."""
+    log = store.root / "logs" / "other.jsonl"
+    log.chmod(0o644)
+    log.write_bytes(b"not a log\n")
+    (first,) = islice(search(store, Query.compile("request 4"), ["fix-auth", "other"]), 1)
+    assert first.session == "fix-auth"
+    with pytest.raises(SessionStoreError):
+        list(search(store, Query.compile("request 4"), ["fix-auth", "other"]))

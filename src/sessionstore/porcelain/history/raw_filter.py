@@ -16,9 +16,9 @@ Why a literal found in the text is found in the raw bytes:
   costs a pass over the bytes as long as the regex's, so a literal without such characters skips it.
 - Text that is not a JSON string (a dict's `key: value` lines, a list joined by newlines, media as
   `[kind: url]`, a number as Python prints it) is made up of raw strings and separators. A literal
-  that could span a separator (holding `:`, a space, `[` or `]`) or lie in a reprinted number (made
-  only of `0-9 . + - e`) may be absent from the raw bytes, so for such a literal every line with
-  non-string content or arguments is returned as well.
+  that could span a separator (holding `:`, `[` or `]`, or starting with a space) or lie in a
+  reprinted number (made only of `0-9 . + - e`) may be absent from the raw bytes, so for such a
+  literal every line with non-string content or arguments is returned as well.
 - With `-i` the literal is lower-cased ASCII with no letter a non-ASCII one folds to (`Query`), and
   is looked for in the lower-cased bytes.
 """
@@ -36,8 +36,9 @@ _OPTIONAL = frozenset("*?{")
 _REPEAT = re.compile(r"\{\d*(?:,\d*)?\}")
 _UNSAFE = frozenset('"\\') | {chr(c) for c in range(32)}
 """Characters JSON writes escaped: a literal holding one is not searched for in the raw bytes."""
-_SPANS = frozenset(": []")
-"""Characters of the separators `_as_text` puts between the raw strings of non-string content."""
+_SPANS = frozenset(":[]")
+"""Characters of the separators `_as_text` puts between the raw strings of non-string content
+(`key: value`, `[kind: url]`; newlines, the other one, are never in a literal)."""
 _NUMERIC = frozenset("0123456789.+-e")
 NEVER_ESCAPED = frozenset(chr(c) for c in range(0x20, 0x7F)) - frozenset("/<>&'") - _UNSAFE
 """Characters no JSON writer is known to escape: printable ASCII but `"`, `\\`, `/` and `<>&'`."""
@@ -175,6 +176,13 @@ def _fold(literal: str) -> str:
     return max(pieces, key=len, default="").lower()
 
 
+def _may_span(literal: str) -> bool:
+    """Whether `literal` may be in the text of non-string content but not in its raw bytes: if it
+    holds a separator's character (a space only counts first: elsewhere it would follow the `:` of
+    `: `), or could lie in a number Python prints otherwise than the writer (`1e+16`, `1e16`)."""
+    return bool(set(literal) & _SPANS) or literal.startswith(" ") or set(literal) <= _NUMERIC
+
+
 class RawFilter:
     """The lines of a blob that may hold a match, found by scanning its raw bytes (see the module)."""
 
@@ -183,7 +191,7 @@ class RawFilter:
         self.literals = () if not all(folded) else tuple(lit.encode() for lit in dict.fromkeys(folded))
         """Byte strings one of which every line that can match holds; () filters nothing."""
         self.folded = ignore_case
-        self.structured = any(set(lit) & _SPANS or set(lit) <= _NUMERIC for lit in folded)
+        self.structured = any(_may_span(lit) for lit in folded)
         """Whether lines with non-string content or arguments are candidates whatever their bytes."""
         self.escapable = any(not set(lit) <= NEVER_ESCAPED for lit in folded)
         """Whether a literal holds a character some JSON writer escapes (see the module)."""

@@ -1,15 +1,22 @@
 """`session search`: a regex over what sessions said, read straight from the blobs.
 
 Blobs are JSONL of pydantic-ai messages, so a message is one line and `orjson` turns it into plain
-dicts: no pydantic-ai import and no validation on this path (it measured well above the 50 MB/s goal
-of issue 15; see benchmarks/bench_search.py). What is searched is each part's text as
+dicts: no pydantic-ai import and no validation on this path. What is searched is each part's text as
 `session.message_text.part_texts` gives it (prompts, answers, thinking, tool arguments and output).
 
-Speed: before parsing a line, a literal every match must contain (`required_literal`) is looked for
-in its raw bytes; a line without it cannot match and is skipped unparsed. That is exact because
-blobs are written by `codec.encode` (orjson, or the stdlib with `ensure_ascii=False`), which escape
-only `"`, `\\` and control characters: a literal free of those appears in the raw JSON exactly as in
-the text. A pattern with no such literal (an alternation, a lone class) parses every line.
+Speed (issue 30): raw bytes first, parsing and verifying only what matches. Each blob is read once,
+unverified; `raw_filter.RawFilter` finds the lines whose raw JSON holds a literal every match must
+contain (one per alternative of `a|b`), and only those are parsed (a pattern with no such literal
+parses every line). That is exact: the property test in tests/porcelain/history/test_raw_filter.py
+compares it with parsing every line. On a parsed line, only the parts whose text holds a literal
+reach the regex; a plain pattern is found with `str.find`, and RE2 runs on the UTF-8 bytes, the
+context decoded from a window around the match.
+
+What is verified: a blob with a hit is checked against its name (sha256, on the store's hashing
+thread while its lines are parsed) before any hit from it is reported; a bad one raises
+`CorruptObjectError` worded as `Blobs.read` words it. A blob without a hit is not hashed (the
+search reads no text of it to report): `session fsck` checks every blob. A missing blob raises.
+The next session's blobs are read on a thread while this one's are searched.
 
 Each hit names the commit that first stored the message (`NAME@SEQ`), so `session show NAME@SEQ`
 shows it in context. By default only the current state of each session is searched (what its next
@@ -164,8 +171,9 @@ def _snippet_of_bytes(data: bytes, start: int, end: int) -> tuple[str, str, str]
 def search_lines(lines: Iterable[bytes], query: Query) -> Iterator[Found]:
     """Every part's first match in these JSONL lines of messages, in order (unverified bytes)."""
     # Every match contains one of the literals, so a part whose text lacks them cannot match: `in`
-    # skips the regex call for the other parts of a candidate line.
-    needed = () if query.raw is None or query.ignore_case else tuple(b.decode() for b in query.raw.literals)
+    # skips the regex call for the other parts of a candidate line (a plain pattern is that call).
+    skip = query.raw is None or query.ignore_case or query.plain is not None
+    needed = () if skip else tuple(b.decode() for b in query.raw.literals)  # type: ignore[union-attr]
     for line in lines:
         try:
             message = orjson.loads(line)
@@ -205,6 +213,40 @@ def _verified(store: SessionStore, blob: str, data: bytes, query: Query) -> list
     return search_blob(store.objects.read(blob), query)  # raises, unless the blob was repaired meanwhile
 
 
+def _sessions_read(
+    store: SessionStore, names: Iterable[str], all_history: bool
+) -> Iterator[tuple[str, list[tuple[str, Any]], list[bytes]]]:
+    """(name, `blob_origins`, the blobs' bytes unverified) for each session with blobs, in order.
+
+    The next session's blobs are read on a thread while the caller searches this one's (a read
+    releases the GIL). Its log is read ahead too; an error from it is raised in its turn, so a
+    caller that stops before then never sees it."""
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    def read(name: str) -> tuple[str, list[tuple[str, Any]], Future[list[bytes]]] | None:
+        try:
+            origins = blob_origins(store, name, all_history=all_history)
+        except Exception as err:  # raised in its turn, below
+            failed: Future[list[bytes]] = Future()
+            failed.set_exception(err)
+            return name, [], failed
+        if not origins:
+            return None
+        return name, origins, pool.submit(store.objects.read_unverified_many, [blob for blob, _ in origins])
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="sessionstore-search") as pool:
+        ahead = None
+        for name in names:
+            reading = read(name)
+            if reading is None:
+                continue
+            if ahead is not None:
+                yield ahead[0], ahead[1], ahead[2].result()
+            ahead = reading
+        if ahead is not None:
+            yield ahead[0], ahead[1], ahead[2].result()
+
+
 def search(
     store: SessionStore, query: Query, names: Iterable[str] | None = None, *, all_history: bool = False
 ) -> Iterator[Hit]:
@@ -212,11 +254,8 @@ def search(
 
     A blob whose bytes no longer hash to its name raises `CorruptObjectError` if it has a hit; one
     without a hit is skipped unverified (`session fsck` checks every blob). A missing blob raises."""
-    for name in names if names is not None else store.sessions():
-        origins = blob_origins(store, name, all_history=all_history)
-        if not origins:
-            continue
-        blobs = store.objects.read_unverified_many([blob for blob, _ in origins])
+    sessions = names if names is not None else store.sessions()
+    for name, origins, blobs in _sessions_read(store, sessions, all_history):
         for (blob, commit), data in zip(origins, blobs, strict=True):
             for found in _verified(store, blob, data, query):
                 part = found.part
