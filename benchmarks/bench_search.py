@@ -4,8 +4,9 @@ A store is built from the real Claude Code and Codex transcripts in ../shared/re
 times as separate sessions (each copy's messages carry their own `run_id`, so every copy is its own
 blobs and the bytes searched equal the bytes grep reads). Timed, interleaved, minimum of several runs:
 
-- `search`: porcelain/history/search.py over every session's current state (orjson per message line, regex
-  over text, tool arguments and tool output), hits materialised;
+- `search`: porcelain/history/search.py over every session's current state (raw bytes scanned, orjson
+  per message line holding the pattern's literal, regex over text, tool arguments and tool output,
+  sha256 of each blob with a hit), hits materialised;
 - `grep -r`: GNU grep over the same objects/ directory, in a subprocess (`grep -rc PATTERN objects`),
   the floor any reader of the same files pays, plus a process start.
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import shutil
 import subprocess
 import sys
@@ -53,10 +55,15 @@ def stored_bytes(store: SessionStore) -> int:
     return sum(p.stat().st_size for p in (store.root / "objects").rglob("*") if p.is_file())
 
 
+def _load() -> str:
+    return " / ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
 def run(write: bool) -> str:
     if not (REALDATA / "claude_code").is_dir():
         sys.exit(f"real transcripts not found at {REALDATA}: nothing to benchmark")
     grep = shutil.which("grep")
+    load_at_start = _load()
     with tempfile.TemporaryDirectory() as tmp:
         store = build(Path(tmp) / "store")
         size = stored_bytes(store)
@@ -93,14 +100,15 @@ def run(write: bool) -> str:
         [
             HEADING,
             "",
-            machine_line(),
+            f"{machine_line()}; load average {load_at_start} at the start, {_load()} at the end (1/5/15 min)",
             "",
             f"`session search` over {COPIES} copies of the real Claude Code and Codex transcripts "
             f"({size / 1e6:.1f} MB of stored JSONL in objects/, every session's current state), "
             "against `grep -rcE PATTERN objects/` (a subprocess) in the same run, interleaved, "
-            "minimum of 5 runs (benchmarks/bench_search.py). search parses each message line with "
-            "orjson and runs the regex over text, tool arguments and tool output only (not JSON keys "
-            "or metadata), verifying each blob's sha256 as it reads it.",
+            "minimum of 5 runs (benchmarks/bench_search.py). search scans each blob's raw bytes for a "
+            "literal every match holds, parses only the message lines holding one (orjson) and runs the "
+            "regex over text, tool arguments and tool output only (not JSON keys or metadata); it "
+            "verifies the sha256 of each blob a hit comes from (issue 30), not of the others.",
             "",
             "| pattern | hits | search | throughput | vs grep |",
             "|---|---|---|---|---|",
