@@ -26,6 +26,7 @@ Why a literal found in the text is found in the raw bytes:
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 import re2
 
@@ -190,6 +191,7 @@ class RawFilter:
         folded = tuple(_fold(lit) for lit in literals) if ignore_case else literals
         self.literals = () if not all(folded) else tuple(lit.encode() for lit in dict.fromkeys(folded))
         """Byte strings one of which every line that can match holds; () filters nothing."""
+        self.ignore_case = ignore_case
         self.structured = any(_may_span(lit) for lit in folded)
         """Whether lines with non-string content or arguments are candidates whatever their bytes."""
         self.escapable = any(not set(lit) <= NEVER_ESCAPED for lit in folded)
@@ -204,25 +206,43 @@ class RawFilter:
     def for_pattern(cls, pattern: str, *, ignore_case: bool) -> RawFilter:
         return cls(required_literals(pattern), ignore_case=ignore_case)
 
-    def lines(self, data: bytes) -> list[bytes]:
-        """The lines of `data` (a blob: JSONL) that may hold a match, in order; none when no line can."""
+    def lines(self, data: bytes) -> list[bytes] | list[memoryview]:
+        """The lines of `data` (a blob: JSONL) that may hold a match, in order, as views of `data`
+        (copies when every line is returned); none when no line can."""
         if not self.literals or (self.escapable and _FOREIGN.search(data) is not None):
             return [line for line in data.split(b"\n") if line]
-        starts: set[int] = set()
-        search = self._scan.search
-        found = search(data)
+        spans: dict[int, int] = {}
+        found = self._scan.search(data)
+        # RE2 skips text without a literal fastest; once one is found, the next is often near
+        next_at = data.find if len(self.literals) == 1 and not self.ignore_case else None
         while found is not None:
             start = data.rfind(b"\n", 0, found.start()) + 1
-            starts.add(start)
             end = data.find(b"\n", found.end())
+            spans[start] = len(data) if end == -1 else end
             if end == -1:
                 break
-            found = search(data, end)
+            if next_at is None:
+                found = self._scan.search(data, end)
+            else:
+                at = next_at(self.literals[0], end)
+                found = None if at == -1 else _At(at, at + len(self.literals[0]))
         if self.structured:
             for m in _STRUCTURED.finditer(data):
-                starts.add(data.rfind(b"\n", 0, m.start()) + 1)
-        out = []
-        for start in sorted(starts):
-            end = data.find(b"\n", start)
-            out.append(data[start : end if end != -1 else len(data)])
-        return out
+                start = data.rfind(b"\n", 0, m.start()) + 1
+                end = data.find(b"\n", m.end())
+                spans[start] = len(data) if end == -1 else end
+        view = memoryview(data)
+        return [view[start : spans[start]] for start in sorted(spans)]
+
+
+class _At(NamedTuple):
+    """Where a literal was found: `start()` and `end()`, as a match reports them."""
+
+    at: int
+    stop: int
+
+    def start(self) -> int:
+        return self.at
+
+    def end(self) -> int:
+        return self.stop
