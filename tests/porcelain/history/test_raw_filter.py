@@ -198,3 +198,10 @@ def test_required_literals_of_alternatives() -> None:
     assert required_literal("[[:alpha:]x]") == ""  # `[:alpha:]` does not end the class
     assert required_literal("[]a]bc") == "bc"
     assert re.compile("[]a]bc").search("abc")
+
+
+def test_a_tool_filter_skips_lines_without_the_tool_name() -> None:
+    blob = b'{"parts":[{"tool_name":"read","content":"x"}]}\n{"parts":[{"tool_name":"bash","content":"x"}]}\n'
+    assert RawFilter(("x",), ignore_case=False, tool="bash").lines(blob) == [blob.split(b"\n")[1]]
+    assert RawFilter((), ignore_case=False, tool="read").lines(blob) == [blob.split(b"\n")[0]]
+    assert not RawFilter((), ignore_case=False, tool="a/b").active  # `/` may be escaped: no filter

@@ -19,6 +19,8 @@ Why a literal found in the text is found in the raw bytes:
   that could span a separator (holding `:`, `[` or `]`, or starting with a space) or lie in a
   reprinted number (made only of `0-9 . + - e`) may be absent from the raw bytes, so for such a
   literal every line with non-string content or arguments is returned as well.
+- With `--tool NAME`, a line must also hold the name as a JSON string (`"NAME"`, its `tool_name`),
+  when the name is made of characters no writer escapes.
 - With `-i` the literal is ASCII with no letter a non-ASCII one folds to (K, S, I: the Kelvin sign,
   long s, dotted I), looked for regardless of case.
 """
@@ -187,7 +189,7 @@ def _may_span(literal: str) -> bool:
 class RawFilter:
     """The lines of a blob that may hold a match, found by scanning its raw bytes (see the module)."""
 
-    def __init__(self, literals: tuple[str, ...], *, ignore_case: bool) -> None:
+    def __init__(self, literals: tuple[str, ...], *, ignore_case: bool, tool: str | None = None) -> None:
         folded = tuple(_fold(lit) for lit in literals) if ignore_case else literals
         self.literals = () if not all(folded) else tuple(lit.encode() for lit in dict.fromkeys(folded))
         """Byte strings one of which every line that can match holds; () filters nothing."""
@@ -201,16 +203,26 @@ class RawFilter:
         options.case_sensitive = not ignore_case
         self._scan = re2.compile(b"|".join(re2.escape(lit) for lit in self.literals) or b"^", options)
         """Any of the literals (RE2 finds a literal in bytes faster than `bytes.find`)."""
+        safe_tool = tool is not None and bool(tool) and set(tool) <= NEVER_ESCAPED
+        self.tool = b'"' + tool.encode() + b'"' if safe_tool else b""  # type: ignore[union-attr]
+        """The tool name as JSON writes it (`--tool`): a line that can match holds it (b'' for any)."""
+
+    @property
+    def active(self) -> bool:
+        """Whether some line can be skipped unparsed."""
+        return bool(self.literals or self.tool)
 
     @classmethod
-    def for_pattern(cls, pattern: str, *, ignore_case: bool) -> RawFilter:
-        return cls(required_literals(pattern), ignore_case=ignore_case)
+    def for_pattern(cls, pattern: str, *, ignore_case: bool, tool: str | None = None) -> RawFilter:
+        return cls(required_literals(pattern), ignore_case=ignore_case, tool=tool)
 
     def lines(self, data: bytes) -> list[bytes] | list[memoryview]:
         """The lines of `data` (a blob: JSONL) that may hold a match, in order, as views of `data`
         (copies when every line is returned); none when no line can."""
-        if not self.literals or (self.escapable and _FOREIGN.search(data) is not None):
+        if self.escapable and _FOREIGN.search(data) is not None:
             return [line for line in data.split(b"\n") if line]
+        if not self.literals:
+            return [line for line in data.split(b"\n") if line and (not self.tool or self.tool in line)]
         spans: dict[int, int] = {}
         found = self._scan.search(data)
         # RE2 skips text without a literal fastest; once one is found, the next is often near
@@ -231,8 +243,12 @@ class RawFilter:
                 start = data.rfind(b"\n", 0, m.start()) + 1
                 end = data.find(b"\n", m.end())
                 spans[start] = len(data) if end == -1 else end
-        view = memoryview(data)
-        return [view[start : spans[start]] for start in sorted(spans)]
+        view, tool = memoryview(data), self.tool
+        return [
+            view[start : spans[start]]
+            for start in sorted(spans)
+            if not tool or data.find(tool, start, spans[start]) != -1
+        ]
 
 
 class _At(NamedTuple):

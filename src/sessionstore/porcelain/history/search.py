@@ -123,9 +123,9 @@ class Query:
         backtracking = isinstance(compiled, re.Pattern)
         if role is not None and role not in ROLES:
             raise SessionStoreError(f"unknown role {role!r}: use one of {', '.join(ROLES)}")
-        raw = RawFilter.for_pattern(pattern, ignore_case=ignore_case)
+        raw = RawFilter.for_pattern(pattern, ignore_case=ignore_case, tool=tool)
         plain = pattern if pattern and not ignore_case and not set(pattern) & _META else None
-        return cls(compiled, role, tool, raw if raw.literals else None, ignore_case, backtracking, plain)
+        return cls(compiled, role, tool, raw if raw.active else None, ignore_case, backtracking, plain)
 
     def wants(self, part: PartText) -> bool:
         if self.role is not None and part.role != self.role:
