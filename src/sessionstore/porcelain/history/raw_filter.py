@@ -48,6 +48,7 @@ NEVER_ESCAPED = frozenset(chr(c) for c in range(0x20, 0x7F)) - frozenset("/<>&'"
 
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False
+_OPTIONS.encoding = re2.Options.Encoding.LATIN1  # bytes as bytes: `[^\\]` is any one byte but a backslash
 _FOREIGN = re2.compile(rb"(?:^|[^\\])(?:\\\\)*\\(?:/|u[^0]|u0[^0]|u00[^01])", _OPTIONS)
 """An escape our writers never write (`\\/`, or `\\u` of a printable character): preceded by an
 even run of backslashes, so it is one."""
