@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
 
+from helpers.untitled import written_before_titles
 from sessionstore.plumbing.logs import Log
 from sessionstore.porcelain.history import naming
 from sessionstore.porcelain.session.heads import HeadsCache
@@ -85,9 +86,11 @@ def test_a_checkout_and_a_compaction_keep_the_title_the_first_lines_give(tmp_pat
 
 def test_a_damaged_first_blob_gives_no_title_and_none_is_kept(tmp_path: Path) -> None:
     """A flipped byte in the request's text must not become the title (it would misname the
-    session): no title is shown, none is cached, and once the blob is whole again the title is back."""
+    session): no title is shown, none is cached, and once the blob is whole again the title is back.
+    (A log written before the `title` field: its title comes from the blob.)"""
     store = SessionStore.open(tmp_path / "store", warm=False)
-    store.session("a").append(_turn("deploy the billing service"), compact=False)
+    with written_before_titles():
+        store.session("a").append(_turn("deploy the billing service"), compact=False)
     _age(store)
     head = store.log("a").head()
     assert head is not None and head.blob is not None
@@ -106,7 +109,8 @@ def test_a_damaged_first_blob_gives_no_title_and_none_is_kept(tmp_path: Path) ->
 
 def test_a_missing_blob_or_a_log_that_is_no_file_never_crashes_the_listing(tmp_path: Path) -> None:
     store = SessionStore.open(tmp_path / "store", warm=False)
-    store.session("a").append(_turn("tidy the docs"), compact=False)
+    with written_before_titles():
+        store.session("a").append(_turn("tidy the docs"), compact=False)
     head = store.log("a").head()
     assert head is not None and head.blob is not None
     store.objects.path(head.blob).unlink()

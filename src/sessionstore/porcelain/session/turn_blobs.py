@@ -25,12 +25,14 @@ __all__ = ["StagedTurn", "settle", "stage_turn"]
 
 
 class StagedTurn(NamedTuple):
-    """A turn's blob on its way to disk (`stage_turn`): its id, its messages' sizes, and `landed`,
-    which waits until the blob is durable under its name (raising what the write raised)."""
+    """A turn's blob on its way to disk (`stage_turn`): its id, its messages' sizes, `landed`,
+    which waits until the blob is durable under its name (raising what the write raised), and its
+    bytes (what the commit's `title` field is read from while the blob lands: `writer.write_commit`)."""
 
     blob: str
     sizes: list[int]
     landed: Callable[[], object]
+    data: bytes
 
 
 def stage_turn(
@@ -45,13 +47,14 @@ def stage_turn(
     `landed` to `write_commit`, which waits for it before the line is appended: no line names a blob
     that is not durable. For every writer of a turn's blob: `Lockstep.commit_turn` and
     `FileConversationStore`."""
-    writing = objects.write_in_background(codec.encode_unchecked(messages), codec.check_decodable)
+    data = codec.encode_unchecked(messages)
+    writing = objects.write_in_background(data, codec.check_decodable)
     try:
         counted = list(sizes) if sizes is not None else estimate_messages(messages)
     except BaseException:
         settle(writing.result)
         raise
-    return StagedTurn(writing.oid, counted, writing.result)
+    return StagedTurn(writing.oid, counted, writing.result, data)
 
 
 def settle(landed: Callable[[], object] | None) -> None:
