@@ -38,7 +38,9 @@ if TYPE_CHECKING:
     from ..porcelain.session.layout import StoreLayout
 
 
-def _derived_title(store: StoreLayout, name: str, start: bytes, whole: bool) -> tuple[str, int] | None:
+def _derived_title(
+    store: StoreLayout, name: str, start: bytes, whole: bool, head: Commit | None
+) -> tuple[str, int] | None:
     """`naming.title_from_start`, imported only when the heads cache lacks a title (never on an empty
     store): once per listing, not once per session."""
     derive = _LAZY.get("title")
@@ -46,7 +48,7 @@ def _derived_title(store: StoreLayout, name: str, start: bytes, whole: bool) -> 
         from ..porcelain.history.naming import title_from_start as derive
 
         _LAZY["title"] = derive
-    return derive(store, name, start, whole)
+    return derive(store, name, start, whole, head)
 
 
 _LAZY: dict[str, Any] = {}

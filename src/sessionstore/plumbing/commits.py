@@ -125,51 +125,49 @@ def make_line(
     return canonical(body) + b"\n", body
 
 
-def verifies(line: bytes, fields: dict[str, Any]) -> bool:
-    """Whether `fields` (the parsed `line`, its `id` included, unchanged) hash to that id as
-    `make_line` made it: the sha256 of the other fields as canonical JSON.
-
-    A line this code wrote is that canonical JSON with its id among the keys, so the line less its
-    `"id":"..."` member is hashed as it stands (no re-encoding); when those bytes do not hash to the
-    id (a line written elsewhere, in another spelling, or damage) the fields are encoded canonically
-    and hashed, the rule itself. The first test can only pass for the canonical bytes of fields whose
-    sha256 the id is, which are these fields (a collision aside), so both give one answer."""
+def verifies(fields: dict[str, Any]) -> bool:
+    """Whether a line's parsed `fields` (its `id` included) hash to that id as `make_line` made it:
+    the sha256 of the other fields as canonical JSON."""
     cid = fields.get("id")
-    if not isinstance(cid, str):
-        return False
-    member = b'"id":"' + cid.encode() + b'"'
-    at = line.find(member)
-    if at > 0:
-        end = at + len(member)
-        if line[end : end + 1] == b",":
-            rest = line[:at] + line[end + 1 :]
-        elif line[at - 1 : at] == b",":
-            rest = line[: at - 1] + line[end:]
-        else:
-            rest = b""
-        if rest and hashlib.sha256(rest).hexdigest() == cid:
-            return True
     body = {k: v for k, v in fields.items() if k != "id"}
-    return hashlib.sha256(canonical(body)).hexdigest() == cid
+    return isinstance(cid, str) and hashlib.sha256(canonical(body)).hexdigest() == cid
 
 
 def parse_line(line: bytes, session: str, offset: int) -> Commit | None:
-    """The commit on `line`, or None when it does not parse or its id does not verify (`verifies`)."""
+    """The commit on `line`, or None when it does not parse or its id does not verify."""
     try:
         body = orjson.loads(line)
-        if not isinstance(body, dict) or not verifies(line, body):
-            return None
         cid = body.pop("id")
-        core = {k: body.pop(k) for k in CORE_FIELDS}
+        if not isinstance(body, dict) or hashlib.sha256(canonical(body)).hexdigest() != cid:
+            return None
+        return _commit(cid, body, session, offset, len(line) + 1)
     except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
         return None
-    return Commit(id=cid, **core, extra=body, session=session, offset=offset, size=len(line) + 1)
 
 
 def from_body(body: dict[str, Any], *, session: str, offset: int, size: int) -> Commit:
     """The `Commit` of a line's parsed fields (`id` included), which are not checked here: for a line
     this process just built (`make_line`'s body) or verified (`parse_line`)."""
     rest = dict(body)
-    cid = rest.pop("id")
-    core = {k: rest.pop(k) for k in CORE_FIELDS}
-    return Commit(id=cid, **core, extra=rest, session=session, offset=offset, size=size)
+    return _commit(rest.pop("id"), rest, session, offset, size)
+
+
+def _commit(cid: str, body: dict[str, Any], session: str, offset: int, size: int) -> Commit:
+    """`Commit(id=cid, **core, extra=rest, ...)` of a line's fields less its id (`body`, emptied of the
+    core fields, becomes `extra`), without the frozen dataclass's `__init__`: one `object.__setattr__`
+    per field costs as much as the line's JSON parse, and every log reader makes one per line. The
+    instance's `__dict__` is the one `__init__` would make (the same keys, in field order)."""
+    fields = {"id": cid}
+    for key in CORE_FIELDS:
+        fields[key] = body.pop(key)
+    fields["extra"] = body
+    fields["session"] = session
+    fields["offset"] = offset
+    fields["size"] = size
+    commit = _new(Commit)
+    _set(commit, "__dict__", fields)
+    return commit
+
+
+_new = object.__new__
+_set = object.__setattr__

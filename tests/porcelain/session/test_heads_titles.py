@@ -35,9 +35,9 @@ class Counted:
     def __init__(self) -> None:
         self.calls: list[str] = []
 
-    def __call__(self, store: Any, name: str, start: bytes, whole: bool) -> tuple[str, int] | None:
+    def __call__(self, store: Any, name: str, start: bytes, whole: bool, head: Any) -> tuple[str, int] | None:
         self.calls.append(name)
-        return naming.title_from_start(store, name, start, whole)
+        return naming.title_from_start(store, name, start, whole, head)
 
 
 def _titles(store: SessionStore, titler: Any = naming.title_from_start) -> dict[str, str | None]:

@@ -44,6 +44,7 @@ from sessionstore.porcelain.session.first_request import (
 )
 
 if TYPE_CHECKING:
+    from sessionstore.plumbing.commits import Commit
     from sessionstore.porcelain.session.layout import StoreLayout as SessionStore
 
 STAMP = "%Y%m%dT%H%M%S%fZ"
@@ -65,11 +66,15 @@ def derived_title(store: SessionStore, name: str) -> str:
     return found[0] if found is not None else ""
 
 
-def title_from_start(store: SessionStore, name: str, start: bytes, whole: bool) -> tuple[str, int] | None:
+def title_from_start(
+    store: SessionStore, name: str, start: bytes, whole: bool, head: Commit | None = None
+) -> tuple[str, int] | None:
     """`derived_title` of session `name` from `start`, its log's first bytes (`whole`: the entire
     log; else the log is read again when `start` lacks a line the title needs), with how many bytes
     of the log it depends on: the same bytes there give the same title (-1: on lines still to come,
-    the log held no request in the commits looked through, so any change may change it).
+    the log held no request in the commits looked through, so any change may change it). `head`:
+    the log's last commit as the caller read and verified it, if it did (a one-line log's title is
+    then taken from it, not parsed and verified again).
 
     A line that records its `title` (`first_request.title_field`) is taken at its word once its id
     verifies: no blob is opened for it. For a line without one (written before the field), each of
@@ -78,6 +83,8 @@ def title_from_start(store: SessionStore, name: str, start: bytes, whole: bool) 
     or a line carrying a title does not verify: no title is made from unverified bytes (a flipped
     byte would misname the session), and the caller shows none and keeps none (`session fsck` names
     the damage)."""
+    if head is not None and head.offset == 0 and isinstance(recorded := head.extra.get(FIELD), str):
+        return (recorded, head.size) if recorded else ("", -1)  # the log's one line: nothing follows
     if not whole and start.count(b"\n") < TITLE_COMMITS:  # a line the title may need is not in `start`
         start = _log_start(store, name)
     lines = start.split(b"\n")[:TITLE_COMMITS]  # what `readline` gives, the torn tail or b"" included
@@ -93,7 +100,7 @@ def title_from_start(store: SessionStore, name: str, start: bytes, whole: bool) 
             return "", -1  # the end of the log (or a torn line)
         used += len(first) + 1
         if recorded is not None:
-            if not isinstance(recorded, str) or not verifies(first, commit):
+            if not isinstance(recorded, str) or not verifies(commit):
                 return None
             if recorded:
                 return recorded, used

@@ -43,10 +43,11 @@ from sessionstore.porcelain.session.log_stats import (
 )
 
 Derive = Callable[[StoreLayout, str], str]
-Titler = Callable[[StoreLayout, str, bytes, bool], "tuple[str, int] | None"]
+Titler = Callable[[StoreLayout, str, bytes, bool, "Commit | None"], "tuple[str, int] | None"]
 """`naming.title_from_start`: a session's derived title from its log's first bytes (True: they are
-the whole log), with how many of those bytes it depends on (-1: also on lines still to come); None
-when it cannot be trusted now (a blob it needs is missing or damaged): shown as '', never cached."""
+the whole log) and its head when this listing read and verified it (else None), with how many of
+those bytes it depends on (-1: also on lines still to come); None when it cannot be trusted now (a
+blob it needs is missing or damaged): shown as '', never cached."""
 Cells = Callable[[Commit | None], list[Any]]
 """A pure function of a head commit (None: an empty log) and of what its tag names, giving
 JSON values: `listing` caches its result with the head, so a listing computes it once per change."""
@@ -219,7 +220,7 @@ def _titler_of(derive: Derive | None) -> Titler | None:
     """A `Derive` as a `Titler` whose titles depend on the whole log (kept while it is unchanged)."""
     if derive is None:
         return None
-    return lambda layout, name, start, whole: (derive(layout, name), -1)
+    return lambda layout, name, start, whole, head: (derive(layout, name), -1)
 
 
 class _Walk:
@@ -316,7 +317,7 @@ class _Walk:
             head = self.old.head(self.layout, name)
         if self.with_heads:
             self.heads.append(head)
-        title, key = self._title(name, row, hit, start, whole)
+        title, key = self._title(name, row, hit, start, whole, None if hit is not None else head)
         checkpoints = self._checkpoints(name, refs, hit)
         made = self._cells(name, hit, head)
         self.rows.append(
@@ -358,10 +359,17 @@ class _Walk:
         self.changed = True
 
     def _title(
-        self, name: str, row: HeadRow | None, hit: HeadRow | None, start: bytes | None, whole: bool
+        self,
+        name: str,
+        row: HeadRow | None,
+        hit: HeadRow | None,
+        start: bytes | None,
+        whole: bool,
+        head: Commit | None,
     ) -> tuple[str | None, Any]:
         """The session's derived title and its key (None, None without `derive`, or when it cannot be
-        trusted now: then nothing of this listing is remembered)."""
+        trusted now: then nothing of this listing is remembered); `head`: the log's head as this
+        listing read it (None: not read)."""
         if self.derive is None:
             return None, None
         if hit is not None and hit.title is not None:
@@ -370,7 +378,7 @@ class _Walk:
             start, whole = read_start(self.layout.logs, name)
         if row is not None and (kept := row.kept_title(start)) is not None:
             return kept, row.title_key  # the bytes it came from are still the log's first
-        found = self.derive(self.layout, name, start, whole)
+        found = self.derive(self.layout, name, start, whole, head)
         if found is None:  # not to be trusted now: shown as none, kept as none
             self.settled_all = False
             return None, None
