@@ -26,7 +26,7 @@ import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -70,11 +70,12 @@ def title_from_start(
     store: SessionStore, name: str, start: bytes, whole: bool, head: Commit | None = None
 ) -> tuple[str, int] | None:
     """`derived_title` of session `name` from `start`, its log's first bytes (`whole`: the entire
-    log; else the log is read again when `start` lacks a line the title needs), with how many bytes
-    of the log it depends on: the same bytes there give the same title (-1: on lines still to come,
-    the log held no request in the commits looked through, so any change may change it). `head`:
-    the log's last commit as the caller read and verified it, if it did (a one-line log's title is
-    then taken from it, not parsed and verified again).
+    log; else the log's first lines are read again when those in `start` do not settle it), with how
+    many bytes of the log it depends on: the same bytes there give the same title. -1: not to be kept
+    by its bytes: it depends on lines still to come (the log held no request in the commits looked
+    through, so any change may change it), or a line records it, which is read again at no cost
+    (no blob) whenever the log changes. `head`: the log's last commit as the caller read and
+    verified it, if it did (a one-line log's title is then taken from it, not verified again).
 
     A line that records its `title` (`first_request.title_field`) is taken at its word once its id
     verifies: no blob is opened for it. For a line without one (written before the field), each of
@@ -84,12 +85,22 @@ def title_from_start(
     byte would misname the session), and the caller shows none and keeps none (`session fsck` names
     the damage)."""
     if head is not None and head.offset == 0 and isinstance(recorded := head.extra.get(FIELD), str):
-        return (recorded, head.size) if recorded else ("", -1)  # the log's one line: nothing follows
-    if not whole and start.count(b"\n") < TITLE_COMMITS:  # a line the title may need is not in `start`
-        start = _log_start(store, name)
-    lines = start.split(b"\n")[:TITLE_COMMITS]  # what `readline` gives, the torn tail or b"" included
+        return recorded, -1  # the log's one line: nothing follows it
+    found = _title_in(store, start, whole)
+    if found is _MORE:
+        found = _title_in(store, _log_start(store, name), True)
+    return found
+
+
+def _title_in(store: SessionStore, start: bytes, whole: bool) -> Any:
+    """`title_from_start` of the lines in `start`, or `_MORE` when a line it needs is not all there
+    (`whole` False: `start` may end inside a line)."""
+    lines = start.split(b"\n")  # what `readline` gives, the torn tail or b"" included
+    complete = len(lines) - 1  # those ending in a newline
     used = 0
-    for first in lines:
+    for i, first in enumerate(lines[:TITLE_COMMITS]):
+        if i == complete and not whole:
+            return _MORE
         if not first:
             return "", -1  # the end of the log
         try:
@@ -103,7 +114,7 @@ def title_from_start(
             if not isinstance(recorded, str) or not verifies(commit):
                 return None
             if recorded:
-                return recorded, used
+                return recorded, -1
         for blob in blobs:
             request = _blob_request(store, blob)
             if request is None:
@@ -111,6 +122,9 @@ def title_from_start(
             if request:
                 return request, used
     return "", used
+
+
+_MORE: Any = object()
 
 
 def _log_start(store: SessionStore, name: str) -> bytes:

@@ -248,7 +248,7 @@ class _Walk:
         self.tag = old.tag if cells is None else tag  # no cells made or used: those kept keep their tag
         self.rows: list[Row] = []
         self.heads: list[Commit | None] = []
-        self.entries: dict[str, Any] = {}  # each a `HeadRow`, or a hit's row as read (the same list)
+        self.entries: dict[str, Any] = {}  # each a `HeadRow`, a list of its fields, or a hit's row as read
         self.fresh: dict[str, Commit | None] = {}  # the heads read from the logs this time
         self.changed = False  # an entry differs from the old one
         self.settled_all = True  # every row may be remembered (see `_session`)
@@ -311,7 +311,7 @@ class _Walk:
         start: bytes | None = None
         whole = False
         if hit is None:  # one read of the log's start serves its head too when the log is that short
-            start, whole = read_start(self.layout.logs, name)
+            start, whole = read_start(self.layout.logs, name, st.st_size)
             head = self.fresh[name] = head_in(start, whole, name) or self.layout.log(name).head()
         elif self.with_heads:
             head = self.old.head(self.layout, name)
@@ -352,10 +352,10 @@ class _Walk:
             return
         if mark is _MISS:
             mark = mark_of(hit)
-        self.entries[name] = HeadRow(
+        self.entries[name] = [  # a `HeadRow`'s fields as the file holds them (orjson writes a list itself)
             st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, refs, counted, title, made, key,
             None if mark is None else list(mark),
-        )  # fmt: skip
+        ]  # fmt: skip
         self.changed = True
 
     def _title(
