@@ -156,14 +156,14 @@ def _commit(cid: str, body: dict[str, Any], session: str, offset: int, size: int
     """`Commit(id=cid, **core, extra=rest, ...)` of a line's fields less its id (`body`, emptied of the
     core fields, becomes `extra`), without the frozen dataclass's `__init__`: one `object.__setattr__`
     per field costs as much as the line's JSON parse, and every log reader makes one per line. The
-    instance's `__dict__` is the one `__init__` would make (the same keys, in field order)."""
-    fields = {"id": cid}
-    for key in CORE_FIELDS:
-        fields[key] = body.pop(key)
-    fields["extra"] = body
-    fields["session"] = session
-    fields["offset"] = offset
-    fields["size"] = size
+    instance's `__dict__` is the one `__init__` would make (the same keys, in field order). Raises
+    `KeyError` when a core field is missing."""
+    pop = body.pop
+    fields = {
+        "id": cid, "parent": pop("parent"), "seq": pop("seq"), "kind": pop("kind"), "blob": pop("blob"),
+        "count": pop("count"), "tokens": pop("tokens"), "usage": pop("usage"), "time": pop("time"),
+        "extra": body, "session": session, "offset": offset, "size": size,
+    }  # fmt: skip
     commit = _new(Commit)
     _set(commit, "__dict__", fields)
     return commit
