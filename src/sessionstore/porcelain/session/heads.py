@@ -121,12 +121,14 @@ class HeadsCache:
 
     def save(self, tag: str | None, rows: dict[str, HeadRow], heads: list[bytes], memo: Any = None) -> None:
         """Write `memo`, `rows` (cells under `tag`) and their heads, one JSON line each in the rows'
-        order."""
+        order: atomically (a reader sees the old file or the new), not synced (derived data that
+        checks itself: a file a power loss cut short reads as damaged and is made again, so the
+        listing waits for no disk flush of megabytes)."""
         data = encode(memo, tag, rows, heads)
         directory = self.home.make()
         if not os.path.lexists(directory / ".gitignore"):  # stores made before GITIGNORE listed index/
             atomic_replace(directory / ".gitignore", b"*\n")
-        atomic_replace(self.path, data)
+        atomic_replace(self.path, data, durable=False)
 
     # -- listings -----------------------------------------------------------------------------------
 
