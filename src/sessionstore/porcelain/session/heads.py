@@ -278,9 +278,12 @@ class _Walk:
         for name, st in log_stats(layout.logs, cached, stats):
             refs = refs_key(refs_dir, name) if name in with_refs else None
             raw = cached.get(name)
+            if raw is None:  # not cached (every log, in a rebuild)
+                self._session(name, st, refs, None, None)
+                continue
             try:  # `HeadRow`'s fields, by name, at the cost of one unpacking (10,000 rows a listing)
                 size, mtime_ns, ctime_ns, inode, row_refs, checkpoints, title, cells, _, _ = raw  # type: ignore[misc]
-            except (TypeError, ValueError):  # none, or malformed: a miss
+            except (TypeError, ValueError):  # malformed: a miss
                 self._session(name, st, refs, None, None)
                 continue
             if (
@@ -320,7 +323,7 @@ class _Walk:
         if self.with_heads:
             self.heads.append(head)
         title, key = self._title(name, row, hit, start, whole, None if hit is not None else head)
-        checkpoints = self._checkpoints(name, refs, hit)
+        checkpoints = 0 if refs is None else self._checkpoints(name, refs, hit)
         made = self._cells(name, hit, head)
         self.rows.append(
             (name, checkpoints, "" if self.derive is not None and title is None else title, made)

@@ -252,7 +252,7 @@ def head_fields(head: Commit) -> dict[str, Any]:
     `__dict__` when that holds exactly these (a dataclass sets them in field order), else a copy:
     read, never changed (`head_line` encodes it)."""
     own = head.__dict__
-    if own.keys() == _KEYS and list(own) == _ORDER:
+    if list(own) == _ORDER:  # the same keys, in this order
         return own
     return {k: getattr(head, k) for k in FIELDS}
 
