@@ -251,7 +251,9 @@ class _Walk:
         self.rows: list[Row] = []
         self.heads: list[Commit | None] = []
         self.entries: dict[str, Any] = {}  # each a `HeadRow`, a list of its fields, or a hit's row as read
-        self.fresh: dict[str, Commit | None] = {}  # the heads read from the logs this time
+        self.fresh: dict[str, bytes] = {}  # the head lines (`head_line`) of the heads read from the logs
+        # this time, made at once: the commit itself is let go after its row (10,000 of them held
+        # until the end cost more in fresh memory than in making them)
         self.changed = False  # an entry differs from the old one
         self.settled_all = True  # every row may be remembered (see `_session`)
         # Logs (and refs) last changed before `settled` are no longer "racily clean": cacheable. Taken
@@ -317,7 +319,8 @@ class _Walk:
         whole = False
         if hit is None:  # one read of the log's start serves its head too when the log is that short
             start, whole = read_start(self.layout.logs, name, st.st_size)
-            head = self.fresh[name] = head_in(start, whole, name) or self.layout.log(name).head()
+            head = head_in(start, whole, name) or self.layout.log(name).head()
+            self.fresh[name] = head_line(head)
         elif self.with_heads:
             head = self.old.head(self.layout, name)
         if self.with_heads:
@@ -418,7 +421,7 @@ class _Walk:
         stale = len(entries) != len(old.rows) or old.damaged or (entries and self.tag != old.tag)
         if self.changed or stale or renew:
             fresh, layout = self.fresh, self.layout
-            lines = [head_line(fresh[name]) if name in fresh else old.line(layout, name) for name in entries]
+            lines = [fresh[name] if name in fresh else old.line(layout, name) for name in entries]
             try:
                 self.cache.save(self.tag, entries, lines, memo if make is not None else old.memo)
             except StorePathError:

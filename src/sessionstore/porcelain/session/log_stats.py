@@ -27,13 +27,14 @@ def log_stats(
     """(name, stat) of every session log, in name order: exactly what `StoreLayout.sessions` lists (a
     regular file, or a link to one that reading it then refuses). Names in `known` (a cache's, each
     checked when it was cached) skip the name check. A log removed after the listing is left out.
-    `taken`: the stats `stamp` just kept, by entry, used instead of listing and stating again."""
+    `taken`: the stats `stamp` just kept, by entry, used instead of listing and stating again (and
+    emptied as they are used)."""
     if taken is not None:
         names = sorted(entry[:-6] for entry in taken)
         bad = invalid_names(set(names).difference(known))
         is_file = stat.S_ISREG
         for name in names:
-            st = taken[f"{name}.jsonl"]
+            st = taken.pop(f"{name}.jsonl")  # let go as it is used: its memory serves the next row
             if is_file(st.st_mode) and (not bad or name not in bad):
                 yield name, st
         return
