@@ -31,6 +31,7 @@ from pydantic_ai.messages import (
 
 from helpers.cli import run
 from helpers.untitled import written_before_titles
+from sessionstore.errors import CorruptObjectError
 from sessionstore.porcelain.history import naming
 from sessionstore.porcelain.session import first_request
 from sessionstore.porcelain.session.first_request import FIELD, TITLE_COMMITS
@@ -190,24 +191,30 @@ def test_title_field_records_only_until_a_request_is_found() -> None:
     blob = b'{"kind":"request","parts":[{"part_kind":"user-prompt","content":"hello there"}]}\n'
     reads: list[str] = []
 
-    def read(oid: str) -> bytes | None:
-        reads.append(oid)
-        return blob if oid == "b1" else None
+    class Objects:
+        def read(self, oid: str) -> bytes:
+            reads.append(oid)
+            if oid != "b1":
+                raise CorruptObjectError(f"object {oid} is missing")
+            return blob
 
-    assert first_request.title_field(None, "b1", {}, read) == {FIELD: "hello there"}
-    assert first_request.title_field(None, "gone", {}, read) == {}  # unreadable: no guess
-    assert first_request.title_field(None, None, {"blobs": []}, read) == {FIELD: ""}
+    objects = Objects()
+    assert first_request.title_field(None, "b1", {}, objects, None) == {FIELD: "hello there"}
+    assert first_request.title_field(None, "new", {}, objects, blob) == {FIELD: "hello there"}  # in hand
+    assert first_request.title_field(None, "gone", {}, objects, None) == {}  # unreadable: no guess
+    assert first_request.title_field(None, None, {"blobs": []}, objects, None) == {FIELD: ""}
+    assert reads == ["b1", "gone"]
 
     class Parent:
         def __init__(self, seq: int, extra: dict[str, Any]) -> None:
             self.seq, self.extra = seq, extra
 
     reads.clear()
-    assert first_request.title_field(Parent(1, {FIELD: "x"}), "b1", {}, read) == {}  # found already
-    assert first_request.title_field(Parent(1, {}), "b1", {}, read) == {}  # an older log
-    assert first_request.title_field(Parent(TITLE_COMMITS, {FIELD: ""}), "b1", {}, read) == {}
+    assert first_request.title_field(Parent(1, {FIELD: "x"}), "b1", {}, objects, None) == {}  # found already
+    assert first_request.title_field(Parent(1, {}), "b1", {}, objects, None) == {}  # an older log
+    assert first_request.title_field(Parent(TITLE_COMMITS, {FIELD: ""}), "b1", {}, objects, None) == {}
     assert reads == []  # none of those read a blob
-    assert first_request.title_field(Parent(TITLE_COMMITS - 1, {FIELD: ""}), "b1", {}, read) == {
+    assert first_request.title_field(Parent(TITLE_COMMITS - 1, {FIELD: ""}), "b1", {}, objects, None) == {
         FIELD: "hello there"
     }
 

@@ -20,10 +20,11 @@ Blob lines are read with orjson as plain dicts, never pydantic-ai: `session list
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
+
+from sessionstore.errors import SessionStoreError
 
 if TYPE_CHECKING:
     from sessionstore.plumbing.commits import Commit
@@ -33,6 +34,7 @@ __all__ = [
     "FIRST_BLOB_BYTES",
     "TITLE_CHARS",
     "TITLE_COMMITS",
+    "Blobs",
     "first_request",
     "request_text",
     "shorten_title",
@@ -143,22 +145,38 @@ def title_blobs(fields: dict[str, Any]) -> list[Any]:
     return [blob] if blob else list(fields.get("blobs") or [])[:2]
 
 
+class Blobs(Protocol):
+    """Where `title_field` reads a blob it was not handed: the store's `ObjectStore`."""
+
+    def read(self, oid: str) -> bytes: ...
+
+
 def title_field(
-    parent: Commit | None, blob: str | None, extra: dict[str, Any], read: Callable[[str], bytes | None]
+    parent: Commit | None, blob: str | None, extra: dict[str, Any], objects: Blobs, data: bytes | None
 ) -> dict[str, str]:
     """`{"title": ...}` for the line about to follow `parent` with `blob` and `extra`, or {} when the
     line is not to carry one: a title was recorded already, the line is past the first
     `TITLE_COMMITS`, or `parent` carries none (a log begun before the field: readers read the blobs
-    of its lines from there). `read(oid)` gives a blob's bytes (at least its first
-    `FIRST_BLOB_BYTES`), or None when they cannot be had now: then no field either (never a guess).
-    """
+    of its lines from there). `data`: the bytes of `blob` when the caller has them (a turn's blob
+    still landing is never read back); other blobs are read (and verified) from `objects`, and one
+    that cannot be read now gives no field either (never a guess)."""
     if parent is not None and (parent.extra.get(FIELD) != "" or parent.seq >= TITLE_COMMITS):
         return {}
     found = ""
     for oid in title_blobs({"blob": blob, "blobs": extra.get("blobs")}):
-        data = read(oid) if isinstance(oid, str) else None
-        if data is None:
+        held = data if oid == blob and data is not None else _read(objects, oid)
+        if held is None:
             return {}
-        if found := first_request(data):
+        if found := first_request(held):
             break
     return {FIELD: found}
+
+
+def _read(objects: Blobs, oid: object) -> bytes | None:
+    """Blob `oid`'s bytes, verified; None when it cannot be read now (or `oid` is no id)."""
+    if not isinstance(oid, str):
+        return None
+    try:
+        return objects.read(oid)
+    except (OSError, SessionStoreError):
+        return None

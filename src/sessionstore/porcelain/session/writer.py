@@ -84,7 +84,7 @@ def write_commit(
             if carried:
                 extra = {**extra, **carried}
         if objects is not None:
-            titled = title_field(parent, blob, extra, _reader(objects, blob, data))
+            titled = title_field(parent, blob, extra, objects, data)
             if titled:
                 extra = {**extra, **titled}
         line, body = make_line(
@@ -99,21 +99,6 @@ def write_commit(
     if landed is not None:
         landed()
     return log.append(line, body, parent), line
-
-
-def _reader(objects: ObjectStore, blob: str | None, data: bytes | None) -> Callable[[str], bytes | None]:
-    """The bytes of a blob for `title_field`: `data` for `blob`, else read (and verified) from
-    `objects`; None when that fails (then the line records no title)."""
-
-    def read(oid: str) -> bytes | None:
-        if oid == blob and data is not None:
-            return data
-        try:
-            return objects.read(oid)
-        except (OSError, SessionStoreError):
-            return None
-
-    return read
 
 
 def append_verified(log: Log, parent: Commit | None, lines: bytes) -> None:
