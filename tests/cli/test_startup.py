@@ -13,12 +13,14 @@ import os
 import subprocess
 import sys
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 import orjson
 import pytest
 
 from helpers.messages import tagged_turn
+from helpers.untitled import written_before_titles
 from sessionstore.porcelain.session.heads import HEADS_FILE
 from sessionstore.porcelain.store import SessionStore
 
@@ -59,6 +61,7 @@ ROWS = {
     "sessionstore.porcelain.session.file_moves",  # set titles (`file_moves.titles_dir`)
     "sessionstore.porcelain.history.lookup",
     "sessionstore.porcelain.session.revisions",  # naming's `conversation_of`
+    "sessionstore.porcelain.session.first_request",  # the title rules, and the field that records one
 }  # fmt: skip
 """Added once there are rows to print from the heads cache: its cells are the rendered columns."""
 CELLS = {  # the context column: the window, and the calibrated reading (DESIGN §6)
@@ -67,7 +70,8 @@ CELLS = {  # the context column: the window, and the calibrated reading (DESIGN 
 }  # fmt: skip
 """Added to make the cells of a head the cache lacks (and for `--json`, which reads every head)."""
 DERIVING = {"sessionstore.formats", "sessionstore.formats.injected"}
-"""Added only when a title must be derived from a first blob (a session the cache has not seen): what
+"""Added only when a title must be derived from a first blob (a session the cache has not seen, whose
+log was written before titles were recorded on its lines): what
 names injected context (`naming` reads a prompt's text itself; `search` only for a content that is
 no string)."""
 
@@ -100,11 +104,14 @@ def _heavy(added: set[str]) -> set[str]:
     return {m for m in added if m in HEAVY or m.split(".")[0] in HEAVY}
 
 
-def _filled(tmp_path: Path) -> Path:
+def _filled(tmp_path: Path, *, titled: bool = True) -> Path:
+    """A store of three sessions, their titles recorded on their lines (`titled`) or not (logs
+    written before the `title` field: titles derived from their first blobs)."""
     root = tmp_path / "work" / "store"
     store = SessionStore.open(root, warm=False)
-    for i in range(3):
-        store.session(f"s{i}").append(tagged_turn(i, 0), compact=False)
+    with nullcontext() if titled else written_before_titles():
+        for i in range(3):
+            store.session(f"s{i}").append(tagged_turn(i, 0), compact=False)
     past = time.time() - 60  # settled: the first listing caches every head
     for log in store.logs_dir.glob("*.jsonl"):
         os.utime(log, (past, past))
@@ -122,10 +129,11 @@ def test_an_empty_store_loads_only_the_store(tmp_path: Path) -> None:
     assert not _heavy(added), sorted(_heavy(added))
 
 
-def test_a_cached_listing_loads_the_rows_and_nothing_else(tmp_path: Path) -> None:
-    root = _filled(tmp_path)
-    first, added = _list(root)  # derives the titles from the first blobs and writes the cache
-    assert _ours(added) == STORE_PATH | ROWS | CELLS | DERIVING, sorted(added)
+@pytest.mark.parametrize("titled", [True, False])
+def test_a_cached_listing_loads_the_rows_and_nothing_else(tmp_path: Path, titled: bool) -> None:
+    root = _filled(tmp_path, titled=titled)
+    first, added = _list(root)  # takes (or derives from the first blobs) the titles, writes the cache
+    assert _ours(added) == STORE_PATH | ROWS | CELLS | (set() if titled else DERIVING), sorted(added)
     assert _heavy(added) == {"secrets"}  # the cache's temp file name (fsutil.write_temp)
     assert (root / HEADS_FILE).is_file()
     again, added = _list(root)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import fields
 
 import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessionstore.plumbing.commits import CORE_FIELDS, canonical, from_body, make_line, parse_line
+from sessionstore.plumbing.commits import CORE_FIELDS, Commit, canonical, from_body, make_line, parse_line
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=20),
@@ -46,6 +47,10 @@ def test_a_line_reads_back_as_the_commit_it_was_built_from(extra: dict, count: i
     assert line.endswith(b"\n") and b"\n" not in line[:-1]  # one line, whatever the extra fields hold
     commit = parse_line(line[:-1], "s", 0)
     assert commit is not None and commit == from_body(body, session="s", offset=0, size=len(line))
+    made = Commit(**{f.name: getattr(commit, f.name) for f in fields(Commit)})  # through `__init__`
+    assert (
+        commit == made and commit.__dict__ == made.__dict__ and list(commit.__dict__) == list(made.__dict__)
+    )
     rest = {k: v for k, v in body.items() if k != "id"}
     assert commit.id == hashlib.sha256(canonical(rest)).hexdigest() == body["id"]
     assert (commit.count, commit.tokens, commit.extra) == (count, tokens, orjson.loads(orjson.dumps(extra)))

@@ -136,3 +136,19 @@ def test_short_writes_are_continued_until_every_byte_is_down(tmp_path, monkeypat
     assert fsutil.append_durable(log, data) == 6
     assert log.read_bytes() == b"first\n" + data
     assert len(calls) > 3 + 2 + 6  # the writes really were short, and each was continued
+
+
+def test_an_unsynced_replace_is_atomic_and_syncs_nothing(tmp_path, monkeypatch) -> None:
+    """`durable=False` (derived data that checks itself: the heads cache): the same atomic rename,
+    the same mode rules, and no fdatasync of the file nor fsync of the directory."""
+    target = tmp_path / "cache"
+    target.write_bytes(b"old")
+    target.chmod(0o640)
+    synced: list[int] = []
+    monkeypatch.setattr(fsutil, "_datasync", lambda fd: synced.append(fd))
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd))
+    fsutil.atomic_replace(target, b"new", durable=False)
+    assert target.read_bytes() == b"new" and (target.stat().st_mode & 0o777) == 0o640
+    assert synced == [] and sorted(p.name for p in tmp_path.iterdir()) == ["cache"]
+    fsutil.atomic_replace(target, b"newer")
+    assert target.read_bytes() == b"newer" and len(synced) == 2  # the default syncs both

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionstore.errors import InvalidSessionName
-from sessionstore.plumbing.names import check_name
+from sessionstore.plumbing.names import check_name, invalid_names, is_valid_name
 from sessionstore.porcelain.store import SessionStore
 
 BAD = ["../x", "a/b", ".", "", "..", "x" * 129, "-rf", "a..b", ".hidden", "a b", "a\\b", "é", "a\x00", "_x"]
@@ -76,3 +76,17 @@ def test_accepted_names_are_single_safe_path_components(name: str) -> None:
 def test_none_is_refused_as_not_a_string() -> None:
     with pytest.raises(InvalidSessionName, match="a session name is a string like 'fix-auth', not NoneType"):
         check_name(None)
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(
+        st.sampled_from(BAD + GOOD).filter(lambda n: "/" not in n)
+        | st.text(st.sampled_from("aZ9._-é \n\x00"), max_size=6),
+        max_size=8,
+    )
+)
+def test_invalid_names_are_those_each_check_refuses(names: list[str]) -> None:
+    """One match over all the names (as a listing of thousands of logs asks) gives what one check
+    per name gives; no name a directory lists holds '/'."""
+    assert invalid_names(set(names)) == {n for n in names if not is_valid_name(n)}

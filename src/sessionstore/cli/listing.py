@@ -38,7 +38,9 @@ if TYPE_CHECKING:
     from ..porcelain.session.layout import StoreLayout
 
 
-def _derived_title(store: StoreLayout, name: str, start: bytes, whole: bool) -> tuple[str, int] | None:
+def _derived_title(
+    store: StoreLayout, name: str, start: bytes, whole: bool, head: Commit | None
+) -> tuple[str, int] | None:
     """`naming.title_from_start`, imported only when the heads cache lacks a title (never on an empty
     store): once per listing, not once per session."""
     derive = _LAZY.get("title")
@@ -46,7 +48,7 @@ def _derived_title(store: StoreLayout, name: str, start: bytes, whole: bool) -> 
         from ..porcelain.history.naming import title_from_start as derive
 
         _LAZY["title"] = derive
-    return derive(store, name, start, whole)
+    return derive(store, name, start, whole, head)
 
 
 _LAZY: dict[str, Any] = {}
@@ -181,7 +183,8 @@ def cells_of(store: SessionStore) -> tuple[Cells, str]:
     env = sorted((k, v) for k, v in os.environ.items() if k.startswith(ENV_PREFIX))
     tag = f"{LIST_CELLS} {settings!r} {env!r}"
 
-    readings: dict[tuple[Any, ...], Any] = {}  # one per distinct state, as in `commit_gauges`
+    readings: dict[tuple[Any, ...] | None, tuple[str, str]] = {}  # (level, band) per distinct state
+    counts: dict[int, str] = {}  # "N msgs" per distinct count
 
     def cells(head: Commit | None) -> list[Any]:
         if "gauges" not in _LAZY:  # lazily: only a head the cache lacks
@@ -189,33 +192,25 @@ def cells_of(store: SessionStore) -> tuple[Cells, str]:
             from ..porcelain.session.gauge import commit_gauges
 
             _LAZY["gauges"], _LAZY["conversation"] = commit_gauges, conversation_of
-        commit_gauges, conversation_of = _LAZY["gauges"], _LAZY["conversation"]
         # what `commit_gauges` reads of a head (its window, its level, whether it is a compaction)
+        extra = head.extra if head is not None else {}
         state = None if head is None else (
-            head.extra.get("capacity"), head.extra.get("measured", head.tokens), head.kind == "compaction"
+            extra.get("capacity"), extra.get("measured", head.tokens), head.kind == "compaction"
         )  # fmt: skip
-        reading = readings.get(state)
-        if reading is None:
-            reading = readings[state] = commit_gauges([head], settings)[0]
-        record = conversation_of(head)
-        label = None
-        if record is not None:  # the title column: a conversation's id and scope, else the title
+        level = readings.get(state)
+        if level is None:  # one gauge per distinct state, as `commit_gauges` shares them
+            reading = _LAZY["gauges"]([head], settings)[0]
+            level = readings[state] = (f"{reading.glyph} {reading.percent}%", reading.band)
+        label = None  # the title column: a conversation's id and scope, else the title
+        if "conversation" in extra and (record := _LAZY["conversation"](head)) is not None:
             scope = f" [{record['scope']}]" if record.get("scope") else ""
             label = printable(f"conversation {_cut(str(record.get('conversation_id')), 40)}{scope}")
         if head is None:
-            return [
-                "0 msgs",
-                f"{reading.glyph} {reading.percent}%",
-                reading.band,
-                "empty",
-                short_id(None),
-                label,
-            ]
+            return ["0 msgs", level[0], level[1], "empty", short_id(None), label]
+        count = head.count
+        msgs = counts.get(count) or counts.setdefault(count, plural(count, "msg"))
         when = epoch_us(head.time)
-        return [
-            plural(head.count, "msg"), f"{reading.glyph} {reading.percent}%", reading.band,
-            head.time if when is None else when, short_id(head.id), label,
-        ]  # fmt: skip
+        return [msgs, level[0], level[1], head.time if when is None else when, short_id(head.id), label]
 
     return cells, tag
 

@@ -30,8 +30,9 @@ __all__ = ["Planned", "reset_commit", "turn_commit"]
 
 class Planned(NamedTuple):
     """What `write_commit` is given for one conversation commit: its kind, its new blob (or None),
-    the line's fields, the history's message count and tokens after it, and the blob's landing to
-    wait for before the line is appended (None when nothing is in flight)."""
+    the line's fields, the history's message count and tokens after it, the blob's landing to
+    wait for before the line is appended (None when nothing is in flight), and the new blob's bytes
+    (for its `title` field: a landing blob is never read back)."""
 
     kind: str
     blob: str | None
@@ -39,6 +40,7 @@ class Planned(NamedTuple):
     count: int
     tokens: int
     landed: Callable[[], object] | None = None
+    data: bytes | None = None
 
 
 def turn_commit(
@@ -52,7 +54,9 @@ def turn_commit(
         return Planned("turn", None, {"sizes": []}, count, tokens)
     staged = stage_turn(objects, [entry.message for entry in new])
     fields = {"sizes": staged.sizes, IDS: [entry.id for entry in new], AFTER: previous}
-    return Planned("turn", staged.blob, fields, count + len(new), tokens + sum(staged.sizes), staged.landed)
+    return Planned(
+        "turn", staged.blob, fields, count + len(new), tokens + sum(staged.sizes), staged.landed, staged.data
+    )
 
 
 def reset_commit(
@@ -85,11 +89,12 @@ def reset_commit(
         blobs.append(blob)
         counts.append(stop - start)
     sizes = [loc.size for _, loc in kept]
-    new_blob = None
+    new_blob = data = None
     if added:
         messages = [entry.message for entry in added]
         sizes += estimate_messages(messages)
-        new_blob = objects.write(codec.encode(messages))
+        data = codec.encode(messages)
+        new_blob = objects.write(data)
         blobs.append(new_blob)
         counts.append(len(added))
     fields: dict[str, Any] = {
@@ -102,4 +107,4 @@ def reset_commit(
         kind, target = "fork", source.head.id if source.head and source is not view else None
         fields["from"] = forked_from or source.name
     fields["target"] = target
-    return Planned(kind, new_blob, fields, len(sizes), sum(sizes))
+    return Planned(kind, new_blob, fields, len(sizes), sum(sizes), data=data)

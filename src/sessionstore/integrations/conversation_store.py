@@ -349,7 +349,7 @@ class FileConversationStore(ConversationStore):
                 commit, line = write_commit(
                     view.log, view.head, kind=plan.kind, blob=plan.blob, count=plan.count,
                     tokens=plan.tokens, extra=plan.fields, time=commit_time(record.updated_at),
-                    before_append=note, landed=plan.landed,
+                    before_append=note, landed=plan.landed, objects=self.store.objects, data=plan.data,
                 )  # fmt: skip
             except StaleSessionError:
                 raise ConversationConflict(cid) from None

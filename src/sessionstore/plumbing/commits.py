@@ -125,6 +125,14 @@ def make_line(
     return canonical(body) + b"\n", body
 
 
+def verifies(fields: dict[str, Any]) -> bool:
+    """Whether a line's parsed `fields` (its `id` included) hash to that id as `make_line` made it:
+    the sha256 of the other fields as canonical JSON."""
+    cid = fields.get("id")
+    body = {k: v for k, v in fields.items() if k != "id"}
+    return isinstance(cid, str) and hashlib.sha256(canonical(body)).hexdigest() == cid
+
+
 def parse_line(line: bytes, session: str, offset: int) -> Commit | None:
     """The commit on `line`, or None when it does not parse or its id does not verify."""
     try:
@@ -132,16 +140,34 @@ def parse_line(line: bytes, session: str, offset: int) -> Commit | None:
         cid = body.pop("id")
         if not isinstance(body, dict) or hashlib.sha256(canonical(body)).hexdigest() != cid:
             return None
-        core = {k: body.pop(k) for k in CORE_FIELDS}
+        return _commit(cid, body, session, offset, len(line) + 1)
     except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
         return None
-    return Commit(id=cid, **core, extra=body, session=session, offset=offset, size=len(line) + 1)
 
 
 def from_body(body: dict[str, Any], *, session: str, offset: int, size: int) -> Commit:
     """The `Commit` of a line's parsed fields (`id` included), which are not checked here: for a line
     this process just built (`make_line`'s body) or verified (`parse_line`)."""
     rest = dict(body)
-    cid = rest.pop("id")
-    core = {k: rest.pop(k) for k in CORE_FIELDS}
-    return Commit(id=cid, **core, extra=rest, session=session, offset=offset, size=size)
+    return _commit(rest.pop("id"), rest, session, offset, size)
+
+
+def _commit(cid: str, body: dict[str, Any], session: str, offset: int, size: int) -> Commit:
+    """`Commit(id=cid, **core, extra=rest, ...)` of a line's fields less its id (`body`, emptied of the
+    core fields, becomes `extra`), without the frozen dataclass's `__init__`: one `object.__setattr__`
+    per field costs as much as the line's JSON parse, and every log reader makes one per line. The
+    instance's `__dict__` is the one `__init__` would make (the same keys, in field order). Raises
+    `KeyError` when a core field is missing."""
+    pop = body.pop
+    fields = {
+        "id": cid, "parent": pop("parent"), "seq": pop("seq"), "kind": pop("kind"), "blob": pop("blob"),
+        "count": pop("count"), "tokens": pop("tokens"), "usage": pop("usage"), "time": pop("time"),
+        "extra": body, "session": session, "offset": offset, "size": size,
+    }  # fmt: skip
+    commit = _new(Commit)
+    _set(commit, "__dict__", fields)
+    return commit
+
+
+_new = object.__new__
+_set = object.__setattr__

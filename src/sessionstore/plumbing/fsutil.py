@@ -130,6 +130,14 @@ class StagedTemp:
         os.close(fd)
         return self.path
 
+    def close(self) -> Path:
+        """Close the file unsynced (for data that may be lost: see `atomic_replace`); returns its path."""
+        fd, self._fd = self._fd, None
+        if fd is None:
+            raise ValueError(f"{self.path} was synced or discarded already")
+        os.close(fd)
+        return self.path
+
     def discard(self) -> None:
         """Close (if open) and remove the file."""
         fd, self._fd = self._fd, None
@@ -138,17 +146,21 @@ class StagedTemp:
         self.path.unlink(missing_ok=True)
 
 
-def atomic_replace(path: Path, data: bytes, *, prefix: str = ".tmp-") -> None:
+def atomic_replace(path: Path, data: bytes, *, prefix: str = ".tmp-", durable: bool = True) -> None:
     """Replace `path` with `data` so a crash leaves either the old or the new file, never a mix.
 
     The file keeps the permission bits of the one it replaces (a hook script stays executable); a new
-    file gets 0o666 less the umask, as every store file does.
+    file gets 0o666 less the umask, as every store file does. `durable=False`: neither the file nor
+    the directory is synced, so after a power loss `path` may be the old file, the new one, or (on
+    some file systems) empty or cut short: only for derived data that checks itself on every read
+    and is made again when it does not pass (the heads cache, as git leaves its index unsynced).
     """
     try:
         mode: int | None = stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:
         mode = None
-    tmp = write_temp(path.parent, data, prefix=prefix)
+    staged = StagedTemp(path.parent, data, prefix=prefix)
+    tmp = staged.sync() if durable else staged.close()
     try:
         if mode is not None:
             os.chmod(tmp, mode)
@@ -156,7 +168,8 @@ def atomic_replace(path: Path, data: bytes, *, prefix: str = ".tmp-") -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 def create_exclusive(path: Path, data: bytes) -> bool:

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
 
+from helpers.untitled import written_before_titles
 from sessionstore.plumbing.logs import Log
 from sessionstore.porcelain.history import naming
 from sessionstore.porcelain.session.heads import HeadsCache
@@ -34,9 +35,9 @@ class Counted:
     def __init__(self) -> None:
         self.calls: list[str] = []
 
-    def __call__(self, store: Any, name: str, start: bytes, whole: bool) -> tuple[str, int] | None:
+    def __call__(self, store: Any, name: str, start: bytes, whole: bool, head: Any) -> tuple[str, int] | None:
         self.calls.append(name)
-        return naming.title_from_start(store, name, start, whole)
+        return naming.title_from_start(store, name, start, whole, head)
 
 
 def _titles(store: SessionStore, titler: Any = naming.title_from_start) -> dict[str, str | None]:
@@ -48,26 +49,35 @@ def _truth(store: SessionStore) -> dict[str, str]:
 
 
 def test_a_title_is_kept_across_appends_and_made_again_when_the_first_lines_change(tmp_path: Path) -> None:
+    """For logs written before the `title` field, whose titles come from blobs; a recorded title
+    is read again from the log's first line instead (no blob)."""
     store = SessionStore.open(tmp_path / "store", warm=False)
-    store.session("a").append(_turn("fix the login bug"), compact=False)
-    store.session("b").append(_turn("<command-name>/clear</command-name>"), compact=False)  # no request
+    with written_before_titles():
+        store.session("a").append(_turn("fix the login bug"), compact=False)
+        store.session("b").append(_turn("<command-name>/clear</command-name>"), compact=False)  # no request
+    store.session("c").append(_turn("tidy the docs"), compact=False)
     _age(store)
     counted = Counted()
-    assert _titles(store, counted) == {"a": "fix the login bug", "b": ""} == _truth(store)
-    store.session("a").append(_turn("and the logout one"), compact=False)
-    store.session("b").append(_turn("write the release notes"), compact=False)
+    first = {"a": "fix the login bug", "b": "", "c": "tidy the docs"}
+    assert _titles(store, counted) == first == _truth(store)
+    with written_before_titles():
+        store.session("a").append(_turn("and the logout one"), compact=False)
+        store.session("b").append(_turn("write the release notes"), compact=False)
+    store.session("c").append(_turn("and the tests"), compact=False)
     _age(store)
     counted.calls.clear()
-    # a's title came from its first line, still there: kept; b's depended on lines still to come
-    assert _titles(store, counted) == {"a": "fix the login bug", "b": "write the release notes"}
-    assert counted.calls == ["b"] and _titles(store) == _truth(store)
+    # a's title came from its first line, still there: kept; b's depended on lines still to come;
+    # c's is recorded on its first line: read again from it
+    assert _titles(store, counted) == {**first, "b": "write the release notes"}
+    assert counted.calls == ["b", "c"] and _titles(store) == _truth(store)
     # the log replaced by another whose first line differs (a pull, a restore): made again
     shutil.copyfile(store.log("b").path, store.log("a").path)
     _age(store)
     counted.calls.clear()
-    assert _titles(store, counted) == {"a": "write the release notes", "b": "write the release notes"}
+    both = "write the release notes"
+    assert _titles(store, counted) == {**first, "a": both, "b": both}
     assert _titles(store) == _truth(store)
-    assert counted.calls == ["a"]
+    assert counted.calls == ["a", "c"]
 
 
 def test_a_checkout_and_a_compaction_keep_the_title_the_first_lines_give(tmp_path: Path) -> None:
@@ -85,9 +95,11 @@ def test_a_checkout_and_a_compaction_keep_the_title_the_first_lines_give(tmp_pat
 
 def test_a_damaged_first_blob_gives_no_title_and_none_is_kept(tmp_path: Path) -> None:
     """A flipped byte in the request's text must not become the title (it would misname the
-    session): no title is shown, none is cached, and once the blob is whole again the title is back."""
+    session): no title is shown, none is cached, and once the blob is whole again the title is back.
+    (A log written before the `title` field: its title comes from the blob.)"""
     store = SessionStore.open(tmp_path / "store", warm=False)
-    store.session("a").append(_turn("deploy the billing service"), compact=False)
+    with written_before_titles():
+        store.session("a").append(_turn("deploy the billing service"), compact=False)
     _age(store)
     head = store.log("a").head()
     assert head is not None and head.blob is not None
@@ -106,7 +118,8 @@ def test_a_damaged_first_blob_gives_no_title_and_none_is_kept(tmp_path: Path) ->
 
 def test_a_missing_blob_or_a_log_that_is_no_file_never_crashes_the_listing(tmp_path: Path) -> None:
     store = SessionStore.open(tmp_path / "store", warm=False)
-    store.session("a").append(_turn("tidy the docs"), compact=False)
+    with written_before_titles():
+        store.session("a").append(_turn("tidy the docs"), compact=False)
     head = store.log("a").head()
     assert head is not None and head.blob is not None
     store.objects.path(head.blob).unlink()

@@ -39,7 +39,8 @@ def test_logs_are_listed_as_sessions_lists_them(tmp_path: Path) -> None:
     assert list(log_stats(StoreDir(tmp_path / "nowhere"))) == []
     kept: dict[str, os.stat_result] = {}
     stamp(store.logs, store.refs.home, kept)  # the stats a rebuild's walk takes instead of its own
-    assert list(log_stats(store.logs, taken=kept)) == listed
+    taken = dict(kept)
+    assert list(log_stats(store.logs, taken=taken)) == listed and not taken  # let go as used
     assert [n for n, _ in log_stats(store.logs, {"x (1)"}, kept)] == [
         n for n, _ in log_stats(store.logs, {"x (1)"})
     ]
@@ -103,3 +104,18 @@ def test_a_short_logs_start_holds_its_verified_head(tmp_path: Path) -> None:
     (store.logs_dir / "fifo.jsonl").unlink(missing_ok=True)
     os.mkfifo(store.logs_dir / "fifo.jsonl")
     assert read_start(store.logs, "fifo") == (b"", False) == read_start(store.logs, "none")
+
+
+def test_a_start_read_at_the_listings_stat_is_what_the_log_held_then(tmp_path: Path) -> None:
+    """With the size the listing's stat gave, no second stat: bytes appended since are not read (the
+    row is keyed by that stat, so the next listing reads them), a log found shorter is not all of it,
+    and anything but a regular file in its place gives nothing."""
+    store = _store(tmp_path)
+    held = (store.logs_dir / "a.jsonl").read_bytes()
+    assert read_start(store.logs, "a", len(held)) == (held, True)
+    store.session("a").append(tagged_turn(0, 9), compact=False)
+    assert read_start(store.logs, "a", len(held)) == (held, True)  # as of the stat
+    assert read_start(store.logs, "a", 10 * len(held))[1] is False
+    os.mkfifo(store.logs_dir / "pipe.jsonl")
+    (store.logs_dir / "dir.jsonl").mkdir()
+    assert read_start(store.logs, "pipe", 100) == (b"", False) == read_start(store.logs, "dir", 100)

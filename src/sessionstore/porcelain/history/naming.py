@@ -3,8 +3,9 @@
 Beside DESIGN §2's layout this module keeps two directories of its own:
 
 - `titles/<name>`: a title set by `session rename --title` (one UTF-8 line). Without one, a
-  session's title is derived from its first real user request (`derived_title`), read from its first
-  blob with orjson, never pydantic-ai: `session list` shows it.
+  session's title is derived from its first real user request (`derived_title`, the rule in
+  `session.first_request`): recorded on the commit line where it is first known, or read from the
+  first blobs of a log written before that (orjson, never pydantic-ai): `session list` shows it.
 - `trash/<name>.<utc stamp>/`: what `rm` took away, as git's reflog keeps a deleted branch: `log.jsonl`,
   its checkpoint refs (`refs/`) and its `title`. The blobs stay where they are: `session gc` counts a
   trash entry younger than its grace period as reaching them (`trash_by_age`), so `rm --undo NAME`
@@ -22,42 +23,32 @@ its journal. `rename` holds both sessions' locks (in name order, so two renames 
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from sessionstore.errors import SessionStoreError, StorePathError
+from sessionstore.plumbing.commits import verifies
 from sessionstore.plumbing.fsutil import atomic_replace, fsync_dir, read_regular
 from sessionstore.plumbing.names import check_name
 from sessionstore.porcelain.history.lookup import conversation_of
 from sessionstore.porcelain.session import file_moves
+from sessionstore.porcelain.session.first_request import (
+    FIELD,
+    TITLE_COMMITS,
+    first_request,
+    title_blobs,
+)
 
 if TYPE_CHECKING:
+    from sessionstore.plumbing.commits import Commit
     from sessionstore.porcelain.session.layout import StoreLayout as SessionStore
 
-TITLE_CHARS = 60
-"""Longest derived title; a longer request is cut at a word and marked with `…`."""
 STAMP = "%Y%m%dT%H%M%S%fZ"
 """A trash entry's UTC time (no dot in it: the entry is `<name>.<stamp>` and names may hold dots)."""
-_FIRST_BLOB_BYTES = 1 << 16
-"""How much of a session's first blob `derived_title` reads: the first request is near its start."""
-_NOT_A_REQUEST = re.compile(
-    r"^\s*(<(command-|local-command|system-reminder|user-prompt-submit-hook|environment_context)"
-    r"|<user_instructions>|Caveat:|# Conversation summary|\[Request interrupted)"
-)
-"""User-prompt text that is the harness talking, not the person (Claude Code and Codex wrappers)."""
-_SLASH = re.compile(r"<command-name>(?P<name>[^<]*)</command-name>")
-_ARGS = re.compile(r"<command-args>(?P<args>[^<]*)</command-args>")
-_HOUSEKEEPING = frozenset({"/clear", "/compact", "/model", "/exit", "/help", "/login", "/logout", "/resume"})
-_CODEX_REQUEST = "## My request for Codex:"
-_TITLE_COMMITS = 8
-"""Commits `derived_title` looks through for the first real request."""
-_USER_PROMPT = b'"user-prompt"'
-"""On every blob line that holds a user prompt (the part's `part_kind`, as JSON writes it)."""
 
 
 _titles = file_moves.titles_dir
@@ -65,38 +56,6 @@ _trash = file_moves.trash_dir
 
 
 # --- titles -----------------------------------------------------------------------------------------
-
-
-def shorten_title(text: str, limit: int = TITLE_CHARS) -> str:
-    """One line of at most `limit` characters, cut at a word boundary with `…`."""
-    line = " ".join(text.split())
-    if len(line) <= limit:
-        return line
-    cut = line[: limit - 1]
-    if " " in cut[limit // 2 :]:
-        cut = cut[: cut.rindex(" ")]
-    return cut.rstrip(" ,.;:") + "…"
-
-
-def request_text(text: str) -> str | None:
-    """What the person asked in one user prompt, or None when it is the harness talking.
-
-    Claude Code wraps slash commands (`<command-name>/fix</command-name>`: the command is the request,
-    unless it is a housekeeping one like /clear) and local output; Codex prefixes attached files and
-    puts the request after `## My request for Codex:`."""
-    if (m := _SLASH.search(text)) is not None:
-        command = m["name"].strip()
-        args = _ARGS.search(text)
-        if command in _HOUSEKEEPING:
-            return None
-        return f"{command} {args['args'].strip()}".strip() if args else command
-    if (cut := text.find(_CODEX_REQUEST)) >= 0:
-        text = text[cut + len(_CODEX_REQUEST) :]
-    from sessionstore.formats.injected import injected  # lazily: a cached `session list` derives nothing
-
-    if not text.strip() or _NOT_A_REQUEST.match(text) or injected(text) is not None:
-        return None  # the harness talking, or the context it injected (an AGENTS.md, the sandbox)
-    return text
 
 
 def derived_title(store: SessionStore, name: str) -> str:
@@ -107,31 +66,57 @@ def derived_title(store: SessionStore, name: str) -> str:
     return found[0] if found is not None else ""
 
 
-def title_from_start(store: SessionStore, name: str, start: bytes, whole: bool) -> tuple[str, int] | None:
+def title_from_start(
+    store: SessionStore, name: str, start: bytes, whole: bool, head: Commit | None = None
+) -> tuple[str, int] | None:
     """`derived_title` of session `name` from `start`, its log's first bytes (`whole`: the entire
-    log; else the log is read again when `start` lacks a line the title needs), with how many bytes
-    of the log it depends on: the same bytes there give the same title (-1: on lines still to come,
-    the log held no request in the commits looked through, so any change may change it).
+    log; else the log's first lines are read again when those in `start` do not settle it), with how
+    many bytes of the log it depends on: the same bytes there give the same title. -1: not to be kept
+    by its bytes: it depends on lines still to come (the log held no request in the commits looked
+    through, so any change may change it), or a line records it, which is read again at no cost
+    (no blob) whenever the log changes. `head`: the log's last commit as the caller read and
+    verified it, if it did (a one-line log's title is then taken from it, not verified again).
 
-    None when a blob it needs is missing or does not verify against its id: no title is made from
-    unverified bytes (a flipped byte would misname the session), and the caller shows none and
-    keeps none (`session fsck` names the blob). Each blob is read whole and hashed; only its first
-    `_FIRST_BLOB_BYTES` are looked through, as `derived_title` always did."""
-    if not whole and start.count(b"\n") < _TITLE_COMMITS:  # a line the title may need is not in `start`
-        start = _log_start(store, name)
-    lines = start.split(b"\n")[:_TITLE_COMMITS]  # what `readline` gives, the torn tail or b"" included
+    A line that records its `title` (`first_request.title_field`) is taken at its word once its id
+    verifies: no blob is opened for it. For a line without one (written before the field), each of
+    its blobs is read whole and hashed, and only its first `FIRST_BLOB_BYTES` looked through, as
+    `derived_title` always did. None when such a blob is missing or does not verify against its id,
+    or a line carrying a title does not verify: no title is made from unverified bytes (a flipped
+    byte would misname the session), and the caller shows none and keeps none (`session fsck` names
+    the damage)."""
+    if head is not None and head.offset == 0 and isinstance(recorded := head.extra.get(FIELD), str):
+        return recorded, -1  # the log's one line: nothing follows it
+    found = _title_in(store, start, whole)
+    if found is _MORE:
+        found = _title_in(store, _log_start(store, name), True)
+    return found
+
+
+def _title_in(store: SessionStore, start: bytes, whole: bool) -> Any:
+    """`title_from_start` of the lines in `start`, or `_MORE` when a line it needs is not all there
+    (`whole` False: `start` may end inside a line)."""
+    lines = start.split(b"\n")  # what `readline` gives, the torn tail or b"" included
+    complete = len(lines) - 1  # those ending in a newline
     used = 0
-    for first in lines:
+    for i, first in enumerate(lines[:TITLE_COMMITS]):
+        if i == complete and not whole:
+            return _MORE
         if not first:
             return "", -1  # the end of the log
         try:
             commit = orjson.loads(first)
-            blobs = [commit["blob"]] if commit.get("blob") else list(commit.get("blobs") or [])
+            recorded = commit.get(FIELD)
+            blobs = title_blobs(commit) if recorded is None else []
         except (orjson.JSONDecodeError, AttributeError, TypeError):
             return "", -1  # the end of the log (or a torn line)
         used += len(first) + 1
-        for blob in blobs[:2]:
-            request = _first_request(store, blob)
+        if recorded is not None:
+            if not isinstance(recorded, str) or not verifies(commit):
+                return None
+            if recorded:
+                return recorded, -1
+        for blob in blobs:
+            request = _blob_request(store, blob)
             if request is None:
                 return None
             if request:
@@ -139,22 +124,23 @@ def title_from_start(store: SessionStore, name: str, start: bytes, whole: bool) 
     return "", used
 
 
+_MORE: Any = object()
+
+
 def _log_start(store: SessionStore, name: str) -> bytes:
-    """The log's first `_TITLE_COMMITS` lines (fewer at its end)."""
+    """The log's first `TITLE_COMMITS` lines (fewer at its end)."""
     try:  # never through a link: the path checks logs/, O_NOFOLLOW the log itself
         fd = os.open(store.log(name).path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return b""  # absent, a symlink or worse: reading the log names what it is
     with open(fd, "rb") as f:
-        return b"".join([f.readline() for _ in range(_TITLE_COMMITS)])
+        return b"".join([f.readline() for _ in range(TITLE_COMMITS)])
 
 
-def _first_request(store: SessionStore, blob: object) -> str | None:
-    """The shortened first real request in blob `blob`'s first `_FIRST_BLOB_BYTES`, '' when there is
-    none there; None when the blob is missing, unreadable or damaged (its bytes do not hash to `blob`).
-
-    Runs once per session when `session list` rebuilds its cache: only lines holding a user prompt
-    are parsed, and a part whose content is a string is taken as `search.part_texts` gives it."""
+def _blob_request(store: SessionStore, blob: object) -> str | None:
+    """`first_request` of blob `blob`; None when the blob is missing, unreadable or damaged (its
+    bytes do not hash to `blob`). Runs once per session of an older log when `session list`
+    rebuilds its cache."""
     if not isinstance(blob, str):  # a damaged line's field: no object
         return None
     try:  # `ObjectStore.read`: the id checked, never through a link, the bytes verified against it
@@ -163,40 +149,7 @@ def _first_request(store: SessionStore, blob: object) -> str | None:
         raise  # a linked directory is refused, never read as a missing blob
     except (OSError, SessionStoreError):
         return None
-    if len(data) > _FIRST_BLOB_BYTES:
-        data = data[:_FIRST_BLOB_BYTES]
-    if _USER_PROMPT not in data and b"\\u" not in data:
-        return ""
-    for line in data.split(b"\n"):
-        if _USER_PROMPT not in line and b"\\u" not in line:
-            continue  # no user prompt on it: not parsed (a JSON escape might spell one: parsed)
-        try:
-            message = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue  # the cut last line of a large blob, or an empty one
-        if (text := _request_in(message)) is not None:
-            return shorten_title(text)
-    return ""
-
-
-def _request_in(message: object) -> str | None:
-    """The first real request among one stored message's user-prompt parts, or None."""
-    if not isinstance(message, dict):
-        return None
-    parts = message.get("parts")
-    for part in parts if isinstance(parts, list) else ():
-        if not isinstance(part, dict) or part.get("part_kind", "") != "user-prompt":
-            continue
-        content = part.get("content")
-        if content is None:
-            continue
-        if not isinstance(content, str):  # a list of texts and media: as search renders it
-            from sessionstore.porcelain.history.search import part_texts
-
-            content = next(part_texts({"parts": [part]})).text
-        if text := request_text(content):
-            return text
-    return None
+    return first_request(data)
 
 
 def title(store: SessionStore, name: str) -> str:

@@ -43,10 +43,11 @@ from sessionstore.porcelain.session.log_stats import (
 )
 
 Derive = Callable[[StoreLayout, str], str]
-Titler = Callable[[StoreLayout, str, bytes, bool], "tuple[str, int] | None"]
+Titler = Callable[[StoreLayout, str, bytes, bool, "Commit | None"], "tuple[str, int] | None"]
 """`naming.title_from_start`: a session's derived title from its log's first bytes (True: they are
-the whole log), with how many of those bytes it depends on (-1: also on lines still to come); None
-when it cannot be trusted now (a blob it needs is missing or damaged): shown as '', never cached."""
+the whole log) and its head when this listing read and verified it (else None), with how many of
+those bytes it depends on (-1: also on lines still to come); None when it cannot be trusted now (a
+blob it needs is missing or damaged): shown as '', never cached."""
 Cells = Callable[[Commit | None], list[Any]]
 """A pure function of a head commit (None: an empty log) and of what its tag names, giving
 JSON values: `listing` caches its result with the head, so a listing computes it once per change."""
@@ -120,12 +121,14 @@ class HeadsCache:
 
     def save(self, tag: str | None, rows: dict[str, HeadRow], heads: list[bytes], memo: Any = None) -> None:
         """Write `memo`, `rows` (cells under `tag`) and their heads, one JSON line each in the rows'
-        order."""
+        order: atomically (a reader sees the old file or the new), not synced (derived data that
+        checks itself: a file a power loss cut short reads as damaged and is made again, so the
+        listing waits for no disk flush of megabytes)."""
         data = encode(memo, tag, rows, heads)
         directory = self.home.make()
         if not os.path.lexists(directory / ".gitignore"):  # stores made before GITIGNORE listed index/
             atomic_replace(directory / ".gitignore", b"*\n")
-        atomic_replace(self.path, data)
+        atomic_replace(self.path, data, durable=False)
 
     # -- listings -----------------------------------------------------------------------------------
 
@@ -219,7 +222,7 @@ def _titler_of(derive: Derive | None) -> Titler | None:
     """A `Derive` as a `Titler` whose titles depend on the whole log (kept while it is unchanged)."""
     if derive is None:
         return None
-    return lambda layout, name, start, whole: (derive(layout, name), -1)
+    return lambda layout, name, start, whole, head: (derive(layout, name), -1)
 
 
 class _Walk:
@@ -247,8 +250,10 @@ class _Walk:
         self.tag = old.tag if cells is None else tag  # no cells made or used: those kept keep their tag
         self.rows: list[Row] = []
         self.heads: list[Commit | None] = []
-        self.entries: dict[str, Any] = {}  # each a `HeadRow`, or a hit's row as read (the same list)
-        self.fresh: dict[str, Commit | None] = {}  # the heads read from the logs this time
+        self.entries: dict[str, Any] = {}  # each a `HeadRow`, a list of its fields, or a hit's row as read
+        self.fresh: dict[str, bytes] = {}  # the head lines (`head_line`) of the heads read from the logs
+        # this time, made at once: the commit itself is let go after its row (10,000 of them held
+        # until the end cost more in fresh memory than in making them)
         self.changed = False  # an entry differs from the old one
         self.settled_all = True  # every row may be remembered (see `_session`)
         # Logs (and refs) last changed before `settled` are no longer "racily clean": cacheable. Taken
@@ -275,9 +280,12 @@ class _Walk:
         for name, st in log_stats(layout.logs, cached, stats):
             refs = refs_key(refs_dir, name) if name in with_refs else None
             raw = cached.get(name)
+            if raw is None:  # not cached (every log, in a rebuild)
+                self._session(name, st, refs, None, None)
+                continue
             try:  # `HeadRow`'s fields, by name, at the cost of one unpacking (10,000 rows a listing)
                 size, mtime_ns, ctime_ns, inode, row_refs, checkpoints, title, cells, _, _ = raw  # type: ignore[misc]
-            except (TypeError, ValueError):  # none, or malformed: a miss
+            except (TypeError, ValueError):  # malformed: a miss
                 self._session(name, st, refs, None, None)
                 continue
             if (
@@ -310,14 +318,15 @@ class _Walk:
         start: bytes | None = None
         whole = False
         if hit is None:  # one read of the log's start serves its head too when the log is that short
-            start, whole = read_start(self.layout.logs, name)
-            head = self.fresh[name] = head_in(start, whole, name) or self.layout.log(name).head()
+            start, whole = read_start(self.layout.logs, name, st.st_size)
+            head = head_in(start, whole, name) or self.layout.log(name).head()
+            self.fresh[name] = head_line(head)
         elif self.with_heads:
             head = self.old.head(self.layout, name)
         if self.with_heads:
             self.heads.append(head)
-        title, key = self._title(name, row, hit, start, whole)
-        checkpoints = self._checkpoints(name, refs, hit)
+        title, key = self._title(name, row, hit, start, whole, None if hit is not None else head)
+        checkpoints = 0 if refs is None else self._checkpoints(name, refs, hit)
         made = self._cells(name, hit, head)
         self.rows.append(
             (name, checkpoints, "" if self.derive is not None and title is None else title, made)
@@ -351,17 +360,24 @@ class _Walk:
             return
         if mark is _MISS:
             mark = mark_of(hit)
-        self.entries[name] = HeadRow(
+        self.entries[name] = [  # a `HeadRow`'s fields as the file holds them (orjson writes a list itself)
             st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, refs, counted, title, made, key,
             None if mark is None else list(mark),
-        )  # fmt: skip
+        ]  # fmt: skip
         self.changed = True
 
     def _title(
-        self, name: str, row: HeadRow | None, hit: HeadRow | None, start: bytes | None, whole: bool
+        self,
+        name: str,
+        row: HeadRow | None,
+        hit: HeadRow | None,
+        start: bytes | None,
+        whole: bool,
+        head: Commit | None,
     ) -> tuple[str | None, Any]:
         """The session's derived title and its key (None, None without `derive`, or when it cannot be
-        trusted now: then nothing of this listing is remembered)."""
+        trusted now: then nothing of this listing is remembered); `head`: the log's head as this
+        listing read it (None: not read)."""
         if self.derive is None:
             return None, None
         if hit is not None and hit.title is not None:
@@ -370,7 +386,7 @@ class _Walk:
             start, whole = read_start(self.layout.logs, name)
         if row is not None and (kept := row.kept_title(start)) is not None:
             return kept, row.title_key  # the bytes it came from are still the log's first
-        found = self.derive(self.layout, name, start, whole)
+        found = self.derive(self.layout, name, start, whole, head)
         if found is None:  # not to be trusted now: shown as none, kept as none
             self.settled_all = False
             return None, None
@@ -405,7 +421,7 @@ class _Walk:
         stale = len(entries) != len(old.rows) or old.damaged or (entries and self.tag != old.tag)
         if self.changed or stale or renew:
             fresh, layout = self.fresh, self.layout
-            lines = [head_line(fresh[name]) if name in fresh else old.line(layout, name) for name in entries]
+            lines = [fresh[name] if name in fresh else old.line(layout, name) for name in entries]
             try:
                 self.cache.save(self.tag, entries, lines, memo if make is not None else old.memo)
             except StorePathError:

@@ -230,7 +230,9 @@ def cached_head(line: bytes) -> Commit | None:
 
 
 def head_line(head: Commit | None) -> bytes:
-    return orjson.dumps(head_fields(head)) if head is not None else b"null"
+    """The heads part's line of `head`: its fields' JSON, as a bytes object of its own size (orjson's
+    result keeps the 4 KiB buffer it was written in: 10,000 kept for a rebuild's file are 40 MB)."""
+    return bytes(memoryview(orjson.dumps(head_fields(head)))) if head is not None else b"null"
 
 
 def commit_of(cached: dict[str, Any]) -> Commit:
@@ -252,7 +254,7 @@ def head_fields(head: Commit) -> dict[str, Any]:
     `__dict__` when that holds exactly these (a dataclass sets them in field order), else a copy:
     read, never changed (`head_line` encodes it)."""
     own = head.__dict__
-    if own.keys() == _KEYS and list(own) == _ORDER:
+    if list(own) == _ORDER:  # the same keys, in this order
         return own
     return {k: getattr(head, k) for k in FIELDS}
 

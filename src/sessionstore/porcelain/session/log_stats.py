@@ -17,7 +17,7 @@ from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 
 from sessionstore.plumbing.commits import Commit, parse_line
-from sessionstore.plumbing.names import is_valid_name
+from sessionstore.plumbing.names import invalid_names
 from sessionstore.plumbing.storedir import StoreDir, refusal
 
 
@@ -27,14 +27,15 @@ def log_stats(
     """(name, stat) of every session log, in name order: exactly what `StoreLayout.sessions` lists (a
     regular file, or a link to one that reading it then refuses). Names in `known` (a cache's, each
     checked when it was cached) skip the name check. A log removed after the listing is left out.
-    `taken`: the stats `stamp` just kept, by entry, used instead of listing and stating again."""
+    `taken`: the stats `stamp` just kept, by entry, used instead of listing and stating again (and
+    emptied as they are used)."""
     if taken is not None:
         names = sorted(entry[:-6] for entry in taken)
-        unknown = set(names).difference(known)
+        bad = invalid_names(set(names).difference(known))
         is_file = stat.S_ISREG
         for name in names:
-            st = taken[f"{name}.jsonl"]
-            if (name not in unknown or is_valid_name(name)) and is_file(st.st_mode):
+            st = taken.pop(f"{name}.jsonl")  # let go as it is used: its memory serves the next row
+            if is_file(st.st_mode) and (not bad or name not in bad):
                 yield name, st
         return
     with _logs(logs, known) as (fd, names):
@@ -60,9 +61,8 @@ def _logs(logs: StoreDir, known: Collection[str]) -> Iterator[tuple[int, list[st
         return
     try:
         names = [entry[:-6] for entry in os.listdir(fd) if entry.endswith(".jsonl")]
-        unknown = set(names).difference(known)
-        if unknown and not all(map(is_valid_name, unknown)):
-            names = [name for name in names if name not in unknown or is_valid_name(name)]
+        if bad := invalid_names(set(names).difference(known)):
+            names = [name for name in names if name not in bad]
         names.sort()
         yield fd, names
     finally:
@@ -143,22 +143,28 @@ and the first lines a derived title comes from)."""
 _OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
 
 
-def read_start(logs: StoreDir, name: str) -> tuple[bytes, bool]:
+def read_start(logs: StoreDir, name: str, size: int | None = None) -> tuple[bytes, bool]:
     """Up to `START` bytes from the start of `name`'s log and whether they are all of it; (b"",
-    False) when it cannot be opened as a regular file here (`Log.head` then says why). The listing
-    asking has checked logs/ (`log_stats`)."""
+    False) when it cannot be opened and read as a regular file here (`Log.head` then says why). The
+    listing asking has checked logs/ (`log_stats`). `size`: the log's size as that listing's stat of
+    it gave, so it is not stated again: what it held then is read (bytes appended since are not,
+    and a log found shorter is not all of it)."""
     try:
         fd = os.open(f"{logs.text}/{name}.jsonl", _OPEN)
     except OSError:
         return b"", False
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return b"", False
-        data = os.pread(fd, min(st.st_size, START), 0)  # no 64 KiB buffer made for 300 bytes
+        if size is None:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return b"", False
+            size = st.st_size
+        data = os.pread(fd, min(size, START), 0)  # no 64 KiB buffer made for 300 bytes
+    except OSError:  # no longer a regular file (a directory, a pipe put in its place)
+        return b"", False
     finally:
         os.close(fd)
-    return data, len(data) == st.st_size
+    return data, len(data) == size
 
 
 def head_in(start: bytes, whole: bool, name: str) -> Commit | None:

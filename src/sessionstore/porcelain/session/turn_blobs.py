@@ -27,12 +27,14 @@ __all__ = ["StagedTurn", "settle", "stage_turn"]
 
 
 class StagedTurn(NamedTuple):
-    """A turn's blob on its way to disk (`stage_turn`): its id, its messages' sizes, and `landed`,
-    which waits until the blob is durable under its name (raising what the write raised)."""
+    """A turn's blob on its way to disk (`stage_turn`): its id, its messages' sizes, `landed`,
+    which waits until the blob is durable under its name (raising what the write raised), and its
+    bytes (what the commit's `title` field is read from while the blob lands: `writer.write_commit`)."""
 
     blob: str
     sizes: list[int]
     landed: Callable[[], object]
+    data: bytes
 
 
 def stage_turn(
@@ -51,7 +53,8 @@ def stage_turn(
     `FileConversationStore`."""
     ahead = count_process.count_ahead(messages) if sizes is None else None
     try:
-        writing = objects.write_in_background(codec.encode_unchecked(messages), codec.check_decodable)
+        data = codec.encode_unchecked(messages)
+        writing = objects.write_in_background(data, codec.check_decodable)
     except BaseException:
         if ahead is not None:
             ahead.finish()
@@ -63,7 +66,7 @@ def stage_turn(
     except BaseException:
         settle(writing.result)
         raise
-    return StagedTurn(writing.oid, counted, writing.result)
+    return StagedTurn(writing.oid, counted, writing.result, data)
 
 
 def settle(landed: Callable[[], object] | None) -> None:

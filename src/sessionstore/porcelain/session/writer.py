@@ -29,6 +29,7 @@ from sessionstore.plumbing.commits import Commit, make_line
 from sessionstore.plumbing.logs import Log
 from sessionstore.porcelain.session import model_windows
 from sessionstore.porcelain.session.arguments import check_messages, usage_dict
+from sessionstore.porcelain.session.first_request import title_field
 from sessionstore.porcelain.session.turn_blobs import settle, stage_turn
 from sessionstore.porcelain.session.turn_fields import calibration_fields, context_fields, model_id
 
@@ -37,6 +38,7 @@ __all__ = ["CARRIED", "Lockstep", "append_verified", "model_id", "state_at", "st
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
 
+    from sessionstore.plumbing.objects import ObjectStore
     from sessionstore.porcelain.session.layout import StoreLayout
 
 CARRIED = ("model", "capacity", CALIBRATION_FIELD)
@@ -57,6 +59,8 @@ def write_commit(
     time: str | None = None,
     before_append: Callable[[dict[str, Any]], None] | None = None,
     landed: Callable[[], object] | None = None,
+    objects: ObjectStore | None = None,
+    data: bytes | None = None,
 ) -> tuple[Commit, bytes]:
     """Append one commit line after `parent` (the caller holds the session lock and has written the
     blobs): the one function that writes a commit, for `Lockstep` and `FileConversationStore` alike.
@@ -70,12 +74,20 @@ def write_commit(
     path, so no write is left in flight once this returns or raises. `Log.append` refuses a moved
     head (`StaleSessionError`), cuts a torn tail and fsyncs the line before returning: the returned
     commit is acknowledged.
+
+    With `objects` (the store's blobs), a line among the session's first that no recorded title
+    precedes records the title its blobs give (`first_request.title_field`): `data` is `blob`'s
+    bytes when the caller has them (a blob still landing is never read back), other blobs are read.
     """
     try:
         if parent is not None:
             carried = {k: parent.extra[k] for k in CARRIED if k in parent.extra and k not in extra}
             if carried:
                 extra = {**extra, **carried}
+        if objects is not None:
+            titled = title_field(parent, blob, extra, objects, data)
+            if titled:
+                extra = {**extra, **titled}
         line, body = make_line(
             parent=parent, kind=kind, blob=blob, count=count, tokens=tokens, usage=usage, extra=extra,
             time=time,
@@ -299,7 +311,7 @@ class Lockstep:
             settle(staged.landed)
             raise
         commit = self.commit(kind, blob=oid, added=new, added_sizes=sizes, usage=stored_usage, extra=fields,
-                             time=time, landed=staged.landed)  # fmt: skip
+                             time=time, landed=staged.landed, data=staged.data)  # fmt: skip
         model_windows.save(self.store)  # a window looked up for this line: remembered for the next process
         return commit
 
@@ -323,7 +335,8 @@ class Lockstep:
         self.check_writable()
         new = check_messages(messages)
         sizes = sizes if sizes is not None else estimate_messages(new)
-        oid = self.store.objects.write(codec.encode(new))
+        data = codec.encode(new)
+        oid = self.store.objects.write(data)
         if self._compactions is None:
             done = [c for c in self.log_file.scan(since_reset=False)[0] if c.kind == "compaction"]
             have = {r.k for r in self.store.refs.list(self.name)}
@@ -334,8 +347,9 @@ class Lockstep:
         k = self._compactions + 1
         fields = {**(extra or {}), "blobs": [oid], "sizes": sizes, "tier": tier, "checkpoint": k}
         commit = self.commit(
-            "compaction", blob=oid, added=new, added_sizes=sizes, extra=fields, reset=new, time=time
-        )
+            "compaction", blob=oid, added=new, added_sizes=sizes, extra=fields, reset=new, time=time,
+            data=data,
+        )  # fmt: skip
         self._compactions = k
         try:
             self.store.refs.create(self.name, k, commit.id, commit.offset)
@@ -371,9 +385,10 @@ class Lockstep:
         reset: list[ModelMessage] | None = None,
         time: str | None = None,
         landed: Callable[[], object] | None = None,
+        data: bytes | None = None,
     ) -> Commit:
         """Append one commit line (lock held, blobs written or, for `landed`, landing: see
-        `write_commit`) and only then move the state.
+        `write_commit`, and `data` the bytes of `blob` when known) and only then move the state.
 
         `reset` given: the commit replaces the whole history with it (`added_sizes` are its sizes);
         otherwise `added` extends the history. Count and tokens are computed from the parent's, so the
@@ -385,7 +400,7 @@ class Lockstep:
             count, tokens = len(self._sizes) + len(added_sizes), self.tokens + sum(added_sizes)
         commit, _ = write_commit(
             self.log_file, self._head, kind=kind, blob=blob, count=count, tokens=tokens,
-            usage=usage, extra=extra, time=time, landed=landed,
+            usage=usage, extra=extra, time=time, landed=landed, objects=self.store.objects, data=data,
         )  # fmt: skip
         self.sent_elided = None
         self._head = commit
