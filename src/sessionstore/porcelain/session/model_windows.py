@@ -81,7 +81,7 @@ def before_commit(store: StoreLayout, model: Any) -> None:
     it, refuse a linked `index/` here (`StorePathError`), while nothing of the commit is written."""
     thresholds.model_capacity(model)
     key = str(store.root)
-    if not store.on_object_storage and not set(thresholds.looked_up()) <= _saved.get(key, set()):
+    if not store.on_object_storage and not set(thresholds.looked_up()).issubset(_saved.get(key, ())):
         (store.top / WINDOWS_FILE.parent.name).check()
 
 
@@ -89,7 +89,7 @@ def save(store: StoreLayout) -> None:
     """Add to the store's file the windows this process looked up that it lacks (never raises)."""
     key = str(store.root)
     looked = thresholds.looked_up()
-    if store.on_object_storage or not looked or set(looked) <= _saved.get(key, set()):
+    if store.on_object_storage or not looked or set(looked).issubset(_saved.get(key, ())):
         return
     with suppress(OSError, SessionStoreError, TypeError):
         windows = {**(_read(store) or {}), **looked}
