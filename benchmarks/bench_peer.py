@@ -57,7 +57,7 @@ from sessionstore.plumbing import codec
 from sessionstore.porcelain.history.search import Query, search
 from sessionstore.porcelain.session.heads import HEADS_FILE
 
-HEADING = "## Against the durable peer: issue 30's table in one run (helper peer7)"
+HEADING = "## Against the durable peer: issue 30's table in one run"
 
 # -- 1. per turn at 10k messages ------------------------------------------------------------------
 
@@ -233,7 +233,7 @@ def list_rebuild(work: Path, sessions: int, reps: int) -> None:
         f"`import click` {spread(res['click'])}",
         ratio_of(res["rebuild"], res["click"]),
         5.0,
-        "each session's first blob is read and hashed to derive its title",
+        "per session a stat, an open and the read and verify of its lines, in Python: see the notes",
     )
 
 
@@ -367,28 +367,35 @@ NOTES: list[str] = [
     "- Append and save vs SQLiteSession: SQLite's add_items is json.dumps plus one WAL append and one",
     "  fdatasync; an append here writes a content-addressed blob (temp file, fdatasync, link, directory",
     "  fsync) and then the commit line (append, fdatasync): three syncs against one (DESIGN §2, §3), and",
-    "  decodes the blob before naming it and counts the turn for the line (`sizes`, `tokens`). Counting",
-    "  already runs on the caller's thread while the object store's worker syncs the blob",
-    "  (`turn_blobs.stage_turn`); timestamps inside an append show the worker links within ~0.1 ms of its",
-    "  fdatasync returning, so the count does not starve it of the GIL. What the count still adds is its",
-    "  excess over the blob's syncs: bpe-openai holds the GIL while it counts (two threads counting take",
-    "  2.2x one), so it cannot overlap the encode and the read-back check, which hold it too. The",
-    "  `counted before the clock` row is the ceiling of any scheme that takes counting off the path",
-    "  while the line keeps the count: the difference between the two rows is what counting still costs.",
-    "- FileConversationStore.save adds pydantic-ai's own save (entries, uuid7 ids, its history scan) and",
-    "  the hop to a worker thread and back (bench_perf.py's `split` row).",
-    "- First write in a fresh process: the store's warm-up thread imports the session modules and loads",
-    "  the tokenizer at open; the first append waits for both, then writes a new session's log (one",
-    "  more directory sync). The probes run with bytecode cached, as an installed package has it (this",
-    "  shell sets PYTHONDONTWRITEBYTECODE, under which each probe compiled every sessionstore module).",
-    "  A split of the 250-360 ms could not be measured at this load: five runs of open / session() /",
-    "  tokenizer wait / append gave 1-80 / 8-504 / 12-252 / 116-1,532 ms.",
-    "- `session list` rebuild: each session's first blob is read and sha256-verified to derive its",
-    "  title (issue 30: record the title when it is first known instead; an on-disk change, not done).",
-    "- `session search`: in-process, per blob: read, sha256, then orjson per candidate line and the",
-    "  regex per part; ripgrep is a native scan of the raw bytes with no verification. This session",
-    "  made search read each log once (it read it twice) and skip the regex for parts without the",
-    "  pattern's literal.",
+    "  encodes the turn, decodes it back before naming it, and counts it for the line (`sizes`). The",
+    "  syncs run on the object store's worker thread under that CPU work; what was left on the path was",
+    "  the CPU work itself, all of it holding the GIL (bpe-openai counts without releasing it: two",
+    "  threads counting take 2.2x one). Since this round a second process counts the turn's longest",
+    "  texts while the writing thread encodes and checks the blob (`accounting/count_process.py`; the",
+    "  same counts, in the line before it is written; the split learned from measured rates). The",
+    "  `counted before the clock` row is the ceiling of any such scheme: the turn counted in advance.",
+    "- FileConversationStore.save adds pydantic-ai's own save (entries, uuid7 ids, its identity scan of",
+    "  the whole history in `stored_boundary`, O(n) per save) and the hop to a worker thread and back.",
+    "- First write in a fresh process: the clock starts at `SessionStore.open` (imports before it). A",
+    "  store's first write used to look up its model's window through pydantic-ai's profile, which",
+    "  imports genai-prices' 1.6 MB price table (30-80 ms): the store now remembers its lookups",
+    "  (`index/windows.json`, keyed by both packages' versions). What is left: the tokenizer's load",
+    "  (bpe-openai builds its table in ~35 ms, timed alone: 6x SQLite's whole write by itself, since",
+    "  the line carries exact counts), the session modules' imports on the warm-up thread, and the",
+    "  append with a new session's log (one more directory sync).",
+    "- `session list` rebuild (helper list8): each commit line now records the session's title while",
+    "  the first request is unknown (`title`, covered by the line's id), so a rebuild opens no blob",
+    "  (was 66% of it); per session it reads the log's first 64 KiB and its tail, the stat the listing",
+    "  took reused; `parse_line` builds the Commit's fields without the frozen dataclass's __init__; the",
+    "  derived heads cache is replaced unsynced (a torn one fails its checksum and is rebuilt). What is",
+    "  left is ~15-20 us a session of stat, open, read, close and the verify of the head line, in",
+    "  Python, over 10,000 files: that is what stays over 5x `import click`.",
+    "- `session search` (helper search8): each blob's raw bytes are scanned for the pattern's literal",
+    "  with RE2 (`history/raw_filter.py`, property-tested against parsing everything); only lines that",
+    "  may match are parsed; only blobs a hit comes from are sha256-verified, on a thread; the next",
+    "  session is read ahead. For `error`, 52 of the 62 MB are in blobs with a hit and 31 MB of lines",
+    "  hold it: orjson on those lines alone costs more than 3x ripgrep, which neither parses nor",
+    "  verifies anything (queries with rarer words run at 1-5x grep: bench_search.py, `CLI` section).",
     "- `session import`: a whole process that must import pydantic-ai (its package __init__ pulls in",
     "  the agent stack: the `import pydantic_ai.messages` figure in the row) against one that only parses",
     "  JSON; the rest is converting, counting and writing each turn durably.",
@@ -422,8 +429,10 @@ NOTES: list[str] = [
     "  Claude model caps it there), a tier-2 compaction every ~10 turns, so p95 and p99 are compacting",
     "  appends. A compacting append is the turn plus the offline summary (~60%: reading the previous",
     "  summary back, walking the record) and the checkpoint's blob and line (~15%); the first one also",
-    "  imports the summary package (~0.4-1 s, the max). Recorded usage is dropped from the turns: it",
-    "  measured the original agent's context and would decide compaction by itself.",
+    "  imported the summary package (~0.25-1 s, the max); since this round those imports run on the",
+    "  warm-up thread once a session is over the micro level (`cascade._import_tiers_two_and_three`).",
+    "  Recorded usage is dropped from the turns: it measured the original agent's context and would",
+    "  decide compaction by itself.",
 ]
 
 if __name__ == "__main__":
