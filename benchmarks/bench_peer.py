@@ -362,7 +362,7 @@ NOTES: list[str] = [
     "Reading the table: medians with (min-max) over the repetitions, contenders interleaved (their order",
     "rotating each round), so the shared machine's load (the load averages above) hits all alike; the",
     "ratio is median over median. The `resume` and `CLI start-up` rows are bench_perf.py's own steps,",
-    "their ratio in their cell. Reasons for each miss, measured (issue 30; helpers named where their work is):",
+    "their ratio in their cell. Reasons for each miss, measured (issue 30; by helper where named):",
     "",
     "- Append and save vs SQLiteSession: SQLite's add_items is json.dumps plus one WAL append and one",
     "  fdatasync; an append here writes a content-addressed blob (temp file, fdatasync, link, directory",
