@@ -98,7 +98,7 @@ def test_the_readme_tour_runs_as_written(project: tuple[Path, dict[str, str]], t
     said = {command: (out / f"{i}.out").read_text() for i, command in enumerate(commands)}
     assert "as fix-auth: 14 turns" in said["session import --example"]
     assert "3fe1b6bc-dbd0-4320-b980-4f147befa187" in said["session import --claude-code --codex"]
-    assert said["session show 3fe1b6bc"].startswith("7d5b9f0 3fe1b6bc-dbd0-4320-b980-4f147befa187@9 ")
+    assert said["session show 3fe1b6bc"].startswith("bde1638 3fe1b6bc-dbd0-4320-b980-4f147befa187@9 ")
     assert "fix-auth@" in said["session search 'expired.token' --role tool"]
     assert said["session checkout fix-auth@12"].startswith("fix-auth: head is now ")
     store = SessionStore.open(cwd / ".sessions", create=False)
