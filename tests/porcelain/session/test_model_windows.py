@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import orjson
-import pytest
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
 
 from sessionstore import SessionStore
@@ -62,12 +61,28 @@ def test_a_memo_under_other_versions_is_looked_up_again_and_rewritten(tmp_path: 
     assert orjson.loads(path.read_bytes()) == memo
 
 
-@pytest.mark.parametrize("damage", [b"", b"{not json", b'{"versions": 3}', b"\x00" * 40, b"[1, 2]"])
-def test_a_damaged_memo_is_looked_up_again_never_an_error(tmp_path: Path, damage: bytes) -> None:
-    root = tmp_path / "s"
-    looked, _ = first_turn(root, "a")
-    (root / WINDOWS_FILE).write_bytes(damage)
-    assert first_turn(root, "b") == (looked, True)
+REPLY = ModelResponse(parts=[TextPart(content="yo")])
+DAMAGE = [b"", b"{not json", b'{"versions": 3}', b"\x00" * 40, b"[1, 2]", b'{"windows": {"x": "y"}}']
+
+
+def test_a_damaged_memo_is_looked_up_again_and_rewritten_never_an_error(tmp_path: Path) -> None:
+    for i, damage in enumerate(DAMAGE):
+        root = tmp_path / f"s{i}"
+        SessionStore.open(root)
+        (root / "index").mkdir(exist_ok=True)
+        (root / WINDOWS_FILE).write_bytes(damage)
+        session = SessionStore.open(root).session("a")
+        session.model = MODEL
+        session.append(
+            [
+                ModelRequest(parts=[UserPromptPart(content="hi")]),
+                ModelResponse(parts=[TextPart(content="yo")]),
+            ],
+            compact=False,
+        )
+        assert session.head.extra["capacity"] == thresholds.model_capacity(MODEL), damage
+        memo = orjson.loads((root / WINDOWS_FILE).read_bytes())
+        assert memo["windows"][MODEL] == thresholds.model_capacity(MODEL), damage
 
 
 def test_a_linked_memo_is_neither_read_nor_written_through(tmp_path: Path) -> None:
