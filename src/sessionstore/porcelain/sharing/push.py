@@ -186,16 +186,17 @@ def export(
         if start < len(commits):
             data = read_regular(log.path, what=f"log of session {name!r}")[:valid_end]
             plans.append((name, commits[start:], data, parent))
+    tips = {n: sha for n, (sha, _) in existing.items()}
     if plans:
         pack = PackWriter(git.objects_dir())
         try:
-            tips = _write(store, pack, plans, scanned)
+            made = _write(store, pack, plans, scanned)
         except BaseException:
             pack.discard()
             raise
-        pack.finish()
-        git.transaction({f"{SESSION_REFS}{n}": (sha, existing.get(n, (ZERO,))[0]) for n, sha in tips.items()})
-    tips = {n: sha for n, (sha, _) in existing.items()} | (tips if plans else {})
+        pack.finish()  # durable before any ref names what it holds
+        git.transaction({f"{SESSION_REFS}{n}": (sha, existing.get(n, (ZERO,))[0]) for n, sha in made.items()})
+        tips.update(made)
     return {name: tips[name] for name in names if name in tips}
 
 
@@ -211,7 +212,7 @@ def _write(
 
     def blob(data: bytes) -> str:
         sha = pack.add("blob", data)
-        if scanned is not None and secret_in(data) is None:
+        if scanned is not None and sha not in scanned and secret_in(data) is None:
             scanned.add(sha)
         return sha
 
