@@ -2,13 +2,18 @@
 
 Every durable write is: temp file in the target directory, write, fsync, rename or link, fsync the
 directory. Appends are fsynced before they are acknowledged. `fdatasync` is enough for file contents
-(it flushes the size too); directory entries need an fsync of the directory itself.
+(it flushes the size too); directory entries need an fsync of the directory itself. A batch writer on
+Linux (`session pull`) may instead write without syncing and make the whole batch durable with one
+`filesystem_sync` (syncfs) before it acknowledges any of it.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import SessionStoreError
@@ -80,10 +85,14 @@ def fsync_dir(path: str | Path) -> None:
 
 def _write_synced(fd: int, data: bytes) -> None:
     """Write all of `data` to `fd` (os.write may write less than asked) and fdatasync it."""
+    _write_all(fd, data)
+    _datasync(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
-    _datasync(fd)
 
 
 def write_temp(directory: Path, data: bytes, *, prefix: str = ".tmp-") -> Path:
@@ -190,25 +199,59 @@ def create_exclusive(path: Path, data: bytes) -> bool:
     return True
 
 
-def append_durable(path: str | Path, data: bytes) -> int:
+def append_durable(path: str | Path, data: bytes, *, sync: bool = True) -> int:
     """Append `data` to `path` (created if missing) and sync it; return the offset it was written at.
 
     A failure part-way truncates back to the old size, so no partial line is left behind by us; a crash
-    can still leave one, which readers treat as a torn tail.
+    can still leave one, which readers treat as a torn tail. `sync=False` leaves the bytes (and, for a
+    new file, its directory entry) to the caller's `filesystem_sync`, which must run before anything
+    reports them written: a batch of appends made durable by one sync (`session pull`).
     """
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | _NOFOLLOW, FILE_MODE)
     try:
         offset = os.fstat(fd).st_size
         try:
-            _write_synced(fd, data)
+            if sync:
+                _write_synced(fd, data)
+            else:
+                _write_all(fd, data)
         except BaseException:
             os.ftruncate(fd, offset)
             raise
-        if offset == 0:
+        if offset == 0 and sync:
             fsync_dir(os.path.dirname(path))  # a new log file: its directory entry must survive too
         return offset
     finally:
         os.close(fd)
+
+
+@functools.cache
+def filesystem_sync() -> Callable[[str | Path], None] | None:
+    """`syncfs(2)` of the filesystem holding a path, or None where there is none (not Linux).
+
+    On Linux it writes back every dirty file and directory of that filesystem and commits its journal
+    before it returns, so one call makes a batch of unsynced writes, links and new directory entries
+    durable together (what thousands of `fsync`s would). A caller that gets None syncs each file and
+    directory on its own, as every other writer does."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        call = ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):
+        return None
+
+    def sync(path: str | Path) -> None:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            if call(fd) != 0:
+                err = ctypes.get_errno()
+                raise OSError(err, os.strerror(err), str(path))
+        finally:
+            os.close(fd)
+
+    return sync
 
 
 def truncate_durable(path: str | Path, size: int) -> None:

@@ -1,10 +1,10 @@
 """The `git` executable as a library: one process per job, streamed, never one per object or session.
 
 Sharing (DESIGN §12) keeps sessions as git objects, so git's packfiles, transport and atomic ref updates
-do the work. This module is the only place that starts `git`: `fast-import` writes many commits from one
-stream, `cat-file --batch` reads many objects through one pipe (a feeder thread writes the requests so
-neither side can block the other; `CatFile` keeps one process for many rounds), `log --stdin` lists
-many chains, `update-ref --stdin` moves many refs in one transaction, and every failure is a
+do the work. This module is the only place that starts `git` (`git_pack` writes many commits as one
+pack with no process): `cat-file --batch` reads many objects through one pipe (a feeder thread writes
+the requests so neither side can block the other; `CatFile` keeps one process for many rounds), `log
+--stdin` lists many chains, `update-ref --stdin` moves many refs in one transaction, and every failure is a
 `GitError` whose message is git's own error line plus what to do. No Python git library: the `git` on
 PATH is what the user's remotes are set up for.
 """
@@ -15,7 +15,6 @@ import contextlib
 import os
 import re
 import subprocess
-import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -116,6 +115,11 @@ class Git:
     def remote_fix(remote: str) -> str:
         """What to do when `remote` cannot be read or written."""
         return f"check its URL (`git remote get-url {remote}`) and that you can reach it"
+
+    def objects_dir(self) -> Path:
+        """The repository's object directory (`objects/` of its git dir, shared by its worktrees)."""
+        out = self.run("rev-parse", "--git-path", "objects").decode().strip()
+        return self.top / out  # relative to the top, unless git answers with an absolute path
 
     def remotes(self) -> list[str]:
         return self.run("remote").decode().split()
@@ -262,35 +266,6 @@ class Git:
     def reader(self) -> CatFile:
         """A `CatFile` on this repository (use it as a context manager: it ends its process)."""
         return CatFile(self.top)
-
-    def fast_import(self, chunks: Iterable[bytes], *, force: bool) -> None:
-        """Feed `git fast-import` a stream of commands (blobs, commits, `done`); refs move at its end.
-
-        fast-import writes one packfile and updates the refs only after the whole stream arrived, so a
-        stream cut short (a crash) moves no ref. `force` allows a ref to move to a non-descendant.
-        """
-        with tempfile.TemporaryFile() as errors:
-            proc = subprocess.Popen(
-                ["git", "-C", str(self.top), "fast-import", "--quiet", "--done", *(["--force"] * force)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
-                stderr=errors,
-            )
-            assert proc.stdin is not None
-            try:
-                for chunk in chunks:
-                    proc.stdin.write(chunk)
-                proc.stdin.close()
-            except BrokenPipeError:
-                pass  # git stopped reading: its exit status and message say why
-            except BaseException:
-                proc.kill()
-                proc.wait()
-                raise
-            code = proc.wait()
-            if code != 0:
-                errors.seek(0)
-                raise self.error(errors.read(), "git fast-import")
 
 
 class Found(NamedTuple):

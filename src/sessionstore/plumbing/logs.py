@@ -269,9 +269,11 @@ class Log:
             )
         return commit
 
-    def extend(self, lines: bytes, expected: Commit | None) -> int:
+    def extend(self, lines: bytes, expected: Commit | None, *, sync: bool = True) -> int:
         """Append whole commit lines after `expected` (caller holds the session lock); returns the offset
-        they start at, once they are synced.
+        they start at, once they are synced (with `sync=False`: written, not synced; the caller makes
+        them durable with `fsutil.filesystem_sync` before it reports them, as `session pull` does for
+        a batch of sessions).
 
         Checks that the on-disk head is still `expected` (else `StaleSessionError`), truncates a torn
         tail left by a crash, then appends and syncs. The caller has built or verified `lines` to chain
@@ -290,7 +292,7 @@ class Log:
             if b"\n" in rest:  # a whole line follows ours: another writer's commit, or damage
                 raise self._stale()  # another writer moved on, or damage (named first)
             truncate_durable(self._file, want)  # torn tail from a crash: not data
-        return append_durable(self._file, lines)
+        return append_durable(self._file, lines, sync=sync)
 
     def append(self, line: bytes, body: dict[str, Any], expected: Commit | None) -> Commit:
         """Append one commit line after `expected` (see `extend`); returns the acknowledged commit."""

@@ -12,9 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolReturnPart, UserPromptPart
 
+from helpers.git_processes import counting_git, verbs
 from helpers.gitrepos import bare_remote, clone, git, isolate_git
 from helpers.messages import T0, tagged_turn
 from sessionstore.errors import SessionStoreError
+from sessionstore.plumbing.git import Git
 from sessionstore.porcelain.sharing.push import NEW, PUSHED, push
 from sessionstore.porcelain.sharing.secret_scan import json_text
 from sessionstore.porcelain.store import SessionStore
@@ -108,3 +110,27 @@ def test_a_secret_in_one_of_many_sessions_is_named_and_nothing_is_pushed(alice, 
         push(alice)  # one scan of everything finds it, then the session scans name it
     assert f"session 'b': commit {commit.id[:7]} (b@3), message 1 holds" in str(err.value)
     assert remote_sessions(tmp_path) == []
+
+
+def test_a_refused_push_is_refused_again_though_its_commits_were_exported_then(alice, tmp_path) -> None:
+    """The export scans the blobs it writes; a second push writes none (the first exported them), so
+    the scan reads them back from git and refuses all the same."""
+    busy(alice, "fix-auth", 1)
+    alice.session("fix-auth").append([ModelRequest(parts=[UserPromptPart(f"t={TOKEN}", timestamp=T0)])])
+    for _ in range(2):
+        with pytest.raises(SessionStoreError, match="GitHub Token"):
+            push(alice)
+    assert remote_sessions(tmp_path) == []
+
+
+def test_a_clean_first_push_reads_nothing_back_for_the_scan(alice, monkeypatch) -> None:
+    """Every blob a first push sends was scanned as the export wrote it: the scan lists what goes out
+    (`rev-list`) and reads none of it back (`Git.cat`, the scan's reader, is never asked)."""
+    for name in ("a", "b"):
+        busy(alice, name, 3)
+    asked: list[str] = []
+    real = Git.cat
+    monkeypatch.setattr(Git, "cat", lambda self, specs: real(self, asked.extend(specs) or specs))
+    with counting_git() as started:
+        assert statuses(push(alice)) == {"a": NEW, "b": NEW}
+    assert "rev-list" in verbs(started) and asked == []

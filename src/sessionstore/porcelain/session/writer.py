@@ -102,14 +102,19 @@ def write_commit(
     return log.append(line, body, parent), line
 
 
-def append_verified(log: Log, parent: Commit | None, lines: bytes) -> None:
+def append_verified(log: Log, parent: Commit | None, lines: bytes, *, sync: bool = True) -> int:
     """Append commit lines written elsewhere, byte for byte, after `parent` (caller holds the lock).
 
     For `session pull`: the caller has verified that every line parses, that its id verifies and that
-    the lines chain after `parent`, and has written the blobs they name. Refuses a moved head
-    (`StaleSessionError`) and cuts a torn tail exactly as a new commit does; synced when it returns.
+    the lines chain after `parent`, and has made the blobs they name durable. Refuses a moved head
+    (`StaleSessionError`) and cuts a torn tail exactly as a new commit does; synced when it returns,
+    or with `sync=False` only written: the caller syncs the filesystem (`fsutil.filesystem_sync`)
+    before it reports the lines pulled or writes anything that points at them (a checkpoint ref). A
+    crash before that sync leaves a prefix of these lines (whole verified lines, then at worst a torn
+    tail), each an acknowledged-or-newer state whose blobs are durable. Returns the offset of the
+    first line.
     """
-    log.extend(lines, parent)
+    return log.extend(lines, parent, sync=sync)
 
 
 def state_of(commits: Sequence[Commit]) -> tuple[list[str], list[int]]:

@@ -20,7 +20,7 @@ sessions leaves it out (`SKIPPED`, see `copies_of`), as git never pushes remote-
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING
 from sessionstore.errors import SessionStoreError
 from sessionstore.plumbing.commits import Commit
 from sessionstore.plumbing.fsutil import read_regular
-from sessionstore.plumbing.git import CatFile, Git, GitError
+from sessionstore.plumbing.git import ZERO, CatFile, Git, GitError
+from sessionstore.plumbing.git_pack import PackWriter, tree
 from sessionstore.plumbing.names import is_valid_name
-from sessionstore.porcelain.sharing.secret_scan import refuse_secrets
+from sessionstore.porcelain.sharing.secret_scan import refuse_secrets, secret_in
 
 if TYPE_CHECKING:
     from sessionstore.porcelain.session.layout import StoreLayout as SessionStore
@@ -157,16 +158,20 @@ def _epoch(time: str) -> int:
         return 0
 
 
-def export(store: SessionStore, git: Git, names: Sequence[str]) -> dict[str, str]:
+def export(
+    store: SessionStore, git: Git, names: Sequence[str], *, scanned: set[str] | None = None
+) -> dict[str, str]:
     """Bring `refs/sessions/<name>` up to each session's log; return {name: git tip} (empty logs left out).
 
     Only commits after the ref's own (checked against the log: the same id at the same seq) are
     written; a ref that no longer matches the log (a session removed and made again) is rebuilt.
-    One `git fast-import` for all of them.
+    Every new git object goes into one pack (`PackWriter`, no git process), made durable before the
+    refs move in one `update-ref` transaction (each from the value read here). `scanned`, when
+    given, receives the git ids of the blobs written here that the secret scan found clean (each is
+    scanned as it is written, while its bytes are in hand: `refuse_secrets` need not read it back).
     """
     existing = git.refs(SESSION_REFS)
     plans: list[tuple[str, list[Commit], bytes, str | None]] = []
-    force = False
     for name in names:
         log = store.log(name)
         commits, valid_end = log.scan(since_reset=False)
@@ -178,51 +183,59 @@ def export(store: SessionStore, git: Git, names: Sequence[str]) -> dict[str, str
             known = parse_subject(subj)
             if known and known[0] <= len(commits) and commits[known[0] - 1].id == known[1]:
                 start, parent = known[0], sha
-            else:
-                force = True
         if start < len(commits):
             data = read_regular(log.path, what=f"log of session {name!r}")[:valid_end]
             plans.append((name, commits[start:], data, parent))
+    tips = {n: sha for n, (sha, _) in existing.items()}
     if plans:
-        git.fast_import(_stream(store, plans), force=force)
-    tips = git.refs(SESSION_REFS)
-    return {name: tips[name][0] for name in names if name in tips}
+        pack = PackWriter(git.objects_dir())
+        try:
+            made = _write(store, pack, plans, scanned)
+        except BaseException:
+            pack.discard()
+            raise
+        pack.finish()  # durable before any ref names what it holds
+        git.transaction({f"{SESSION_REFS}{n}": (sha, existing.get(n, (ZERO,))[0]) for n, sha in made.items()})
+        tips.update(made)
+    return {name: tips[name] for name in names if name in tips}
 
 
-def _stream(store: SessionStore, plans: list[tuple[str, list[Commit], bytes, str | None]]) -> Iterator[bytes]:
-    marks: dict[str, int] = {}  # store blob id -> fast-import mark, per stream
-    counter = 0
+def _write(
+    store: SessionStore,
+    pack: PackWriter,
+    plans: list[tuple[str, list[Commit], bytes, str | None]],
+    scanned: set[str] | None,
+) -> dict[str, str]:
+    """Add every plan's commits to `pack` (a git commit per store commit: its tree holds `line` and
+    `objects/<id>` per blob it names); {name: its new tip}."""
+    blobs: dict[str, str] = {}  # store blob id -> git blob id, per export
 
-    def blob(data: bytes) -> tuple[int, bytes]:
-        nonlocal counter
-        counter += 1
-        return counter, b"blob\nmark :%d\ndata %d\n%s\n" % (counter, len(data), data)
+    def blob(data: bytes) -> str:
+        sha = pack.add("blob", data)
+        if scanned is not None and sha not in scanned and secret_in(data) is None:
+            scanned.add(sha)
+        return sha
 
+    tips = {}
     for name, commits, data, parent in plans:
-        ref = f"{SESSION_REFS}{name}".encode()
-        previous: bytes | None = parent.encode() if parent else None
-        if previous is None:
-            yield b"reset %s\n\n" % ref
+        previous = parent
         for c in commits:
-            line_mark, chunk = blob(data[c.offset : c.end])
-            yield chunk
-            entries = [b"M 100644 :%d line\n" % line_mark]
+            named = {}
             for oid in dict.fromkeys(c.named_blobs):
-                if oid not in marks:
-                    marks[oid], chunk = blob(store.objects.read(oid))
-                    yield chunk
-                entries.append(b"M 100644 :%d objects/%s\n" % (marks[oid], oid.encode()))
-            counter += 1
-            message = subject(c).encode() + b"\n"
+                if oid not in blobs:
+                    blobs[oid] = blob(store.objects.read(oid))
+                named[oid] = ("100644", blobs[oid])
+            root = {"line": ("100644", blob(data[c.offset : c.end]))}
+            if named:
+                root["objects"] = ("40000", pack.add("tree", tree(named)))
             when = b"%s %d +0000" % (AUTHOR, _epoch(c.time))
-            yield b"commit %s\nmark :%d\nauthor %s\ncommitter %s\ndata %d\n%s" % (
-                ref, counter, when, when, len(message), message,
-            )  # fmt: skip
+            body = b"tree %s\n" % pack.add("tree", tree(root)).encode()
             if previous is not None:
-                yield b"from %s\n" % previous
-            yield b"deleteall\n" + b"".join(entries) + b"\n"
-            previous = b":%d" % counter
-    yield b"done\n"
+                body += b"parent %s\n" % previous.encode()
+            body += b"author %s\ncommitter %s\n\n%s\n" % (when, when, subject(c).encode())
+            previous = pack.add("commit", body)
+        tips[name] = previous
+    return tips  # type: ignore[return-value]
 
 
 # -- push ---------------------------------------------------------------------------------------------
@@ -255,7 +268,8 @@ def push(
                 detail=f"a copy a pull made of {remote}'s commits, which {remote} has: "
                 f"`session push {remote} {name}` sends it",
             )
-    local = export(store, git, [n for n in chosen if n not in outcomes])
+    scanned: set[str] | None = None if allow_secrets else set()
+    local = export(store, git, [n for n in chosen if n not in outcomes], scanned=scanned)
     with git.reader() as reader:  # one `cat-file` for every tip and every ancestry question
         seqs = _seqs(reader, {*remote_tips.values(), *local.values()})  # the commits this clone has
         pairs = {n: (local[n], remote_tips[n]) for n in local if remote_tips.get(n) in seqs}
@@ -281,7 +295,7 @@ def push(
         else:
             sending.append(name)
     if not allow_secrets:
-        refuse_secrets(git, {n: local[n] for n in sending}, known_remote)
+        refuse_secrets(git, {n: local[n] for n in sending}, known_remote, scanned or set())
     if sending:
         counts = {n: seqs[local[n]] - (seqs[remote_tips[n]] if n in remote_tips else 0) for n in sending}
         verdicts = _git_push(git, remote, sending)

@@ -3,15 +3,17 @@
 `stage` reads a session's remote lines and the blobs they name through the pull's one `CatFile` and
 verifies them all (each line's id hashes, it chains onto the local head, its message count is what its
 blobs hold, each blob matches its name) before anything is written; a session that fails is `Refused`
-alone. `land` writes a `Group` of staged sessions: their blobs durably first (one `write_objects`,
-gc held off until their lines are in), then each session's lines in one fsynced append under its lock
-through the writer's `append_verified`, refused if the head moved since it was staged, then the
-checkpoint refs the log implies (derivable: the next pull, or `session fsck --repair`, recreates one
-a crash left out).
+alone. `land` writes a `Group` of staged sessions (up to 256): their blobs durably first (one
+`write_objects`, gc held off until their lines are in), then each session's lines in one append under
+its lock through the writer's `append_verified`, refused if the head moved since it was staged, then
+(Linux) one `syncfs` making every log of the group durable together instead of a log sync and a
+directory sync per session, and only then the checkpoint refs the logs imply (derivable: the next
+pull, or `session fsck --repair`, recreates one a crash left out).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 from collections.abc import Callable, Sequence
@@ -22,7 +24,7 @@ from typing import TYPE_CHECKING
 from sessionstore.errors import CorruptObjectError, StaleSessionError
 from sessionstore.plumbing.codec import line_count
 from sessionstore.plumbing.commits import Commit, parse_line
-from sessionstore.plumbing.fsutil import file_kind
+from sessionstore.plumbing.fsutil import file_kind, filesystem_sync
 from sessionstore.plumbing.git import CatFile, GitError
 from sessionstore.plumbing.locks import store_writes
 from sessionstore.plumbing.objects import hash_bytes
@@ -46,7 +48,8 @@ class Refused(GitError):
 @dataclass
 class Staged:
     """A session's remote commits read and verified, not yet written: its log lines, the commits they
-    parse to, and the blobs the store lacks (bytes verified against their names)."""
+    parse to (offsets not known yet), the blobs the store lacks (bytes verified against their names),
+    and the local log they follow (`before`, its last commit `head`)."""
 
     name: str
     outcome: Outcome
@@ -54,6 +57,8 @@ class Staged:
     head: Commit | None
     lines: list[bytes]
     blobs: dict[str, bytes]
+    commits: list[Commit]
+    before: Sequence[Commit]
 
 
 class Group:
@@ -136,8 +141,10 @@ def stage(
         outcome,
         part,
         local_head,
-        lines,
+        lines,  # type: ignore[arg-type]
         blobs,  # type: ignore[arg-type]
+        commits,
+        before,
     )
 
 
@@ -166,31 +173,58 @@ def land(
     landed: Callable[[Staged], None],
     refused: Callable[[Staged, Refused], None],
 ) -> None:
-    """Write the group's blobs durably (gc held off from them to their lines), then each session's
-    lines in one fsynced append under its lock, refused alone when its head moved since it was read."""
+    """Write the group's sessions, gc held off from their blobs until their lines are in; `landed`
+    is called for each only once its lines are durable, `refused` for one whose head moved.
+
+    In this order, which a crash at any point respects (each session is left as it was, or with a
+    prefix of the remote's verified lines, at worst a torn tail, every blob they name durable):
+    1. every blob, durably (`write_objects`: on Linux two `syncfs`, whatever their number);
+    2. each session's lines in one append under its lock, refused alone when its head moved since
+       it was read: on Linux not synced one by one (no log sync, no `logs/` sync for a new log),
+    3. one `syncfs` that makes every log of the group durable together (elsewhere each append was
+       synced as it was written): only now are they acknowledged;
+    4. the checkpoint refs the logs imply (after their lines: a ref never names a line not durable).
+    """
     if not group.staged:
         return
+    syncfs = filesystem_sync()
     with store_writes(store.locks, store.settings.lock_timeout_s):
         write_objects(store, group.blobs)
+        written: list[tuple[Staged, list[Commit]]] = []
         for staged in group.staged:
-            changed = Refused(
-                f"session {staged.name!r} changed while pulling: nothing was pulled; pull again"
-            )
             try:
-                with store.lock(staged.name):
-                    log = store.log(staged.name)
-                    now = log.head()  # the ids chain: the same head id at the same place is the same history
-                    if _place(now) != _place(staged.head):
-                        raise changed
-                    try:  # cuts a torn tail from a crash (not data), refuses a head that moved since
-                        append_verified(log, staged.head, b"".join(staged.lines))
-                    except StaleSessionError:
-                        raise changed from None
-                    ensure_checkpoint_refs(store, staged.name)
+                written.append((staged, _append(store, staged, sync=syncfs is None)))
             except Refused as err:
                 refused(staged, err)
+        if syncfs is not None and written:
+            syncfs(store.logs.check())
+        for staged, commits in written:
+            if any(c.kind == "compaction" for c in commits):
+                with store.lock(staged.name):
+                    ensure_checkpoint_refs(store, staged.name, commits)
             else:
-                landed(staged)
+                ensure_checkpoint_refs(store, staged.name, commits)  # nothing to make: no lock needed
+            landed(staged)
+
+
+def _append(store: SessionStore, staged: Staged, *, sync: bool) -> list[Commit]:
+    """Append `staged`'s lines under its session's lock (synced only with `sync`); the whole log's
+    commits after it, offsets included (what the checkpoint refs are made from)."""
+    changed = Refused(f"session {staged.name!r} changed while pulling: nothing was pulled; pull again")
+    with store.lock(staged.name):
+        log = store.log(staged.name)
+        now = log.head()  # the ids chain: the same head id at the same place is the same history
+        if _place(now) != _place(staged.head):
+            raise changed
+        try:  # cuts a torn tail from a crash (not data), refuses a head that moved since
+            offset = append_verified(log, staged.head, b"".join(staged.lines), sync=sync)
+        except StaleSessionError:
+            raise changed from None
+    commits = list(staged.before)
+    for c in staged.commits:
+        commits.append(dataclasses.replace(c, offset=offset))
+        offset += c.size
+    return commits
 
 
 def check_counts(
@@ -231,10 +265,12 @@ def ensure_checkpoint_refs(
     pulled compactions', and any a pull killed between its append and its refs left out. Refs are
     derivable from the log (DESIGN §2), so this is a repair, never a guess. `commits`: the whole log,
     when the caller has scanned it already. Returns the numbers made."""
-    have = {ref.k for ref in store.refs.list(name)}
     if commits is None:
         commits = store.log(name).scan(since_reset=False)[0]
     compactions = [c for c in commits if c.kind == "compaction"]
+    if not compactions:
+        return []
+    have = {ref.k for ref in store.refs.list(name)}
     made = []
     for k, commit in enumerate(compactions, start=1):
         if k not in have:

@@ -5,14 +5,15 @@ remote's tips this clone has (`git rev-list --objects`); each such `line` (a log
 `objects/<id>` (a blob: JSONL, one message a line) is read through one `git cat-file --batch` and its
 JSON string escapes decoded (`json_text`), so the detector MEMORY.md's redaction uses
 (`memory.secrets`, linear in the text) sees the text a message holds. `refuse_secrets` is what push
-calls: one scan of all sessions together, and only when that finds something, one scan per session
-to name the session, the commit, the message and the kind.
+calls: one scan of all sessions together (skipping the blobs the export scanned as it wrote them), and
+only when that finds something, one scan per session to name the session, the commit, the message
+and the kind.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 
 from sessionstore.errors import SessionStoreError
 from sessionstore.memory.redact import find_secret_in
@@ -113,19 +114,25 @@ def _outgoing(git: Git, tips: Sequence[str], exclude: Sequence[str]) -> dict[str
     return paths
 
 
-def any_secret_outgoing(git: Git, tips: Sequence[str], exclude: Sequence[str]) -> bool:
+def any_secret_outgoing(
+    git: Git, tips: Sequence[str], exclude: Sequence[str], scanned: Set[str] = frozenset()
+) -> bool:
     """Whether anything a push of all `tips` would send looks like a credential: one `rev-list` and
     one `cat-file` for every session (a push of 100 sessions spent 1.4 s in per-session scans), so
-    only a push that holds one pays for `scan_outgoing` per session to name it."""
-    shas = list(_outgoing(git, tips, exclude))
-    return any(data is not None and secret_in(data) for data in git.cat(shas))
+    only a push that holds one pays for `scan_outgoing` per session to name it. `scanned`: git blob
+    ids already found clean (those the export wrote, scanned while it had their bytes): not read."""
+    shas = [sha for sha in _outgoing(git, tips, exclude) if sha not in scanned]
+    return bool(shas) and any(data is not None and secret_in(data) for data in git.cat(shas))
 
 
-def refuse_secrets(git: Git, tips: Mapping[str, str], exclude: Sequence[str]) -> None:
+def refuse_secrets(
+    git: Git, tips: Mapping[str, str], exclude: Sequence[str], scanned: Set[str] = frozenset()
+) -> None:
     """Raise `SessionStoreError` naming session, commit, message and kind when anything a push of `tips`
     ({session: git tip}) would send, past the remote's commits `exclude`, looks like a credential;
-    return quietly when it is all clean (then nothing was read twice)."""
-    if not tips or not any_secret_outgoing(git, list(tips.values()), exclude):
+    return quietly when it is all clean (then nothing was read twice). `scanned`: git blob ids known
+    clean (`any_secret_outgoing`); every other outgoing blob is read and scanned."""
+    if not tips or not any_secret_outgoing(git, list(tips.values()), exclude, scanned):
         return
     for name, tip in tips.items():
         found = scan_outgoing(git, name, tip, exclude)
