@@ -164,8 +164,10 @@ def _cpus() -> int:
 
 
 def _python() -> bool:
+    """`sys.executable` can run `-m` (not an embedding host such as uWSGI), and pipes can be
+    `select`ed (not Windows)."""
     name = os.path.basename(sys.executable or "")
-    return name.startswith(("python", "pypy"))
+    return sys.platform != "win32" and name.startswith(("python", "pypy"))
 
 
 def _ready_child(backend: str) -> _Child | None:
