@@ -25,6 +25,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from helpers.realdata import realdata_strings
 from sessionstore import SessionStore
 from sessionstore.accounting import count_process, count_worker, tokenizer
 from sessionstore.accounting.settings import Settings
@@ -137,7 +138,7 @@ def test_a_forked_child_counts_without_its_parents_process(tmp_path: Path) -> No
 def test_the_counting_process_exits_with_the_process_that_started_it(tmp_path: Path) -> None:
     script = f"""
 import os, sys, time
-sys.path.insert(0, {str(Path(__file__).parent)!r})
+sys.path[:0] = [{str(Path(__file__).parent)!r}, {str(Path(__file__).parents[1])!r}]
 from test_count_process import turn
 from sessionstore import SessionStore
 from sessionstore.accounting import count_process
@@ -218,23 +219,9 @@ def test_the_counting_process_counts_exactly_what_this_process_counts(worker, ba
 
 def test_the_counting_process_counts_realdata_as_this_process_does(worker, realdata: Path) -> None:
     here = tokenizer.load_backend("bpe-openai")
-    batch: list[str] = []
-    for path in sorted(realdata.rglob("*.jsonl"))[:6]:
-        for line in path.read_bytes().splitlines()[:200]:
-            batch.extend(s for s in _strings(orjson.loads(line)) if len(s) > 20)
+    batch = [s for s in dict.fromkeys(realdata_strings()) if len(s) > 20][:5000]
     assert len(batch) > 100
     assert ask(worker, batch) == [here.count(text) for text in batch]
-
-
-def _strings(value: object) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
 
 
 def test_the_share_shrinks_when_the_child_is_slow_and_probes_now_and_then() -> None:

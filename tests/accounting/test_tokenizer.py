@@ -9,15 +9,13 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
-import orjson
 import pytest
 from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
+from helpers.realdata import REALDATA, realdata_strings
 from sessionstore.accounting import tokenizer
-
-REALDATA = Path(__file__).resolve().parents[2].parent / "shared" / "realdata"
 
 
 @pytest.fixture()
@@ -45,33 +43,10 @@ def _bpe_loaded() -> tokenizer.Counter:
     return tokenizer.load_backend("bpe-openai")
 
 
-def _strings(value: object, out: list[str]) -> None:
-    if isinstance(value, str):
-        out.append(value)
-    elif isinstance(value, dict):
-        for item in value.values():
-            _strings(item, out)
-    elif isinstance(value, list):
-        for item in value:
-            _strings(item, out)
-
-
-@cache
 def _realdata_strings() -> tuple[str, ...]:
     if not REALDATA.is_dir():
         pytest.skip(f"real data not found at {REALDATA}")
-    out: list[str] = []
-    for path in sorted(REALDATA.rglob("*.json*")):
-        data = path.read_bytes()
-        try:
-            _strings(orjson.loads(data), out)
-        except orjson.JSONDecodeError:  # JSONL
-            for line in data.splitlines():
-                try:
-                    _strings(orjson.loads(line), out)
-                except orjson.JSONDecodeError:
-                    continue
-    return tuple(out)
+    return realdata_strings()
 
 
 def test_bpe_openai_counts_exactly_what_tiktoken_counts_on_real_data() -> None:

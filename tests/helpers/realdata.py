@@ -7,7 +7,10 @@
 from __future__ import annotations
 
 import os
+from functools import cache
 from pathlib import Path
+
+import orjson
 
 REALDATA = Path(
     os.environ.get("TESTS_REALDATA") or Path(__file__).resolve().parents[3] / "shared" / "realdata"
@@ -22,3 +25,32 @@ def needs_realdata(err: BaseException) -> bool:
     where = str(REALDATA)
     filename = getattr(err, "filename", None)
     return (isinstance(filename, str) and filename.startswith(where)) or where in str(err)
+
+
+def strings_in(value: object, out: list[str]) -> None:
+    """Every string inside a parsed JSON value, in order, appended to `out`."""
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            strings_in(item, out)
+    elif isinstance(value, list):
+        for item in value:
+            strings_in(item, out)
+
+
+@cache
+def realdata_strings() -> tuple[str, ...]:
+    """Every string of every JSON and JSONL file under REALDATA (the caller skips when it is absent)."""
+    out: list[str] = []
+    for path in sorted(REALDATA.rglob("*.json*")):
+        data = path.read_bytes()
+        try:
+            strings_in(orjson.loads(data), out)
+        except orjson.JSONDecodeError:  # JSONL
+            for line in data.splitlines():
+                try:
+                    strings_in(orjson.loads(line), out)
+                except orjson.JSONDecodeError:
+                    continue
+    return tuple(out)
