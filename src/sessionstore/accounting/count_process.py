@@ -34,6 +34,7 @@ import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TYPE_CHECKING
 
 from ..plumbing import forks
@@ -156,18 +157,27 @@ def worker_pid() -> int | None:
     return child.proc.pid if child.proc.poll() is None else None
 
 
-def _cpus() -> int:
+@cache
+def _machine_allows() -> bool:
+    """Two or more CPUs for this process, a `sys.executable` that can run `-m` (not an embedding
+    host such as uWSGI), and pipes that can be `select`ed (not Windows). Asked once per process."""
     try:
-        return len(os.sched_getaffinity(0))
+        cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def _python() -> bool:
-    """`sys.executable` can run `-m` (not an embedding host such as uWSGI), and pipes can be
-    `select`ed (not Windows)."""
+        cpus = os.cpu_count() or 1
     name = os.path.basename(sys.executable or "")
-    return sys.platform != "win32" and name.startswith(("python", "pypy"))
+    return cpus >= 2 and sys.platform != "win32" and name.startswith(("python", "pypy"))
+
+
+def _could_take(backend: str) -> bool:
+    """Whether a child could take a turn now, asked before the turn's texts are gathered (a walk of
+    every part): not where none can run or none may start again, nor while one is starting."""
+    if not _machine_allows():
+        return False
+    child = _child
+    if child is None or child.dead or child.backend != backend:
+        return _starts < MAX_STARTS
+    return child.ready.is_set()
 
 
 def _ready_child(backend: str) -> _Child | None:
@@ -188,7 +198,7 @@ def _ready_child(backend: str) -> _Child | None:
             return None  # another thread is starting it
         if _child is not None:
             _child.stop()
-        if _starts >= MAX_STARTS or _cpus() < 2 or not _python():
+        if _starts >= MAX_STARTS or not _machine_allows():
             _child = None
             return None
         _starts += 1
@@ -308,6 +318,8 @@ def count_ahead(messages: Iterable[ModelMessage]) -> Ahead | None:
         return None
     counter = tokenizer.loaded()
     if counter is None or counter.threads:  # not loaded yet, or a backend two threads can share
+        return None
+    if not _could_take(counter.name):
         return None
     texts = [t for t in dict.fromkeys(tokens.texts_of(messages)) if not tokenizer.cached(t)]
     total = sum(map(len, texts))

@@ -9,7 +9,7 @@ server's first request. The store remembers what the lookups answered instead, a
 - `{"versions": [pydantic-ai's, genai-prices'], "windows": {model id: window or null}}`; under other
   versions the file is ignored (and rewritten), so an upgrade that corrects a window is seen at once;
 - read once per store per process, when a session is first written (`load`), and rewritten after a
-  commit when this process looked up a model the file lacked (`save`), atomically (temp, rename);
+  commit whose model's window this process looked up and the file lacked (`save`), atomically;
 - missing, damaged or unreadable: the windows are looked up as before; a linked `index/` is never
   followed: a commit that would record a window there is refused before it writes anything
   (`before_commit`), as every writer refuses a linked store directory; git ignores `index/`;
@@ -76,21 +76,30 @@ def load(store: StoreLayout) -> None:
     _saved[key] = set(windows)
 
 
+def _unsaved(store: StoreLayout, model: Any) -> dict[str, int | None]:
+    """`{model: window}` when this process looked up the window of `model` (the model a commit of
+    this store names) and the store's file lacks it; else {} (always on object storage)."""
+    looked = thresholds.looked_up()
+    if store.on_object_storage or not isinstance(model, str) or model not in looked:
+        return {}
+    return {} if model in _saved.get(str(store.root), ()) else {model: looked[model]}
+
+
 def before_commit(store: StoreLayout, model: Any) -> None:
     """Look up `model`'s window now, before a commit is written; when the file will have to record
     it, refuse a linked `index/` here (`StorePathError`), while nothing of the commit is written."""
     thresholds.model_capacity(model)
-    key = str(store.root)
-    if not store.on_object_storage and not set(thresholds.looked_up()).issubset(_saved.get(key, ())):
+    if _unsaved(store, model):
         (store.top / WINDOWS_FILE.parent.name).check()
 
 
-def save(store: StoreLayout) -> None:
-    """Add to the store's file the windows this process looked up that it lacks (never raises)."""
-    key = str(store.root)
-    looked = thresholds.looked_up()
-    if store.on_object_storage or not looked or set(looked).issubset(_saved.get(key, ())):
+def save(store: StoreLayout, model: Any) -> None:
+    """Add `model`'s window to the store's file when this process looked it up and the file lacks
+    it (never raises)."""
+    looked = _unsaved(store, model)
+    if not looked:
         return
+    key = str(store.root)
     with suppress(OSError, SessionStoreError, TypeError):
         windows = {**(_read(store) or {}), **looked}
         directory = (store.top / WINDOWS_FILE.parent.name).make()

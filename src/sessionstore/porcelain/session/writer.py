@@ -317,7 +317,7 @@ class Lockstep:
             raise
         commit = self.commit(kind, blob=oid, added=new, added_sizes=sizes, usage=stored_usage, extra=fields,
                              time=time, landed=staged.landed, data=staged.data)  # fmt: skip
-        model_windows.save(self.store)  # a window looked up for this line: remembered for the next process
+        model_windows.save(self.store, model)  # its window kept for the next process
         return commit
 
     def commit_checkpoint(
